@@ -1,0 +1,179 @@
+/* weft: collective communication for training clusters.
+ *
+ * A stable C API in the NCCL tradition. Every function returns a weftResult_t; on
+ * failure, weftGetLastError(comm) (or weftGetLastError(NULL) for calls without a
+ * communicator) gives a message naming the rank, the operation and the cause.
+ *
+ * Threading: a communicator may be used by one thread at a time. Non-blocking calls
+ * (weftI*) return a request that the caller completes with weftWait or weftTest;
+ * operations on a communicator run in the order they were issued.
+ *
+ * Buffers are host memory. Counts are in elements of `datatype`. In-place calls follow
+ * NCCL: allreduce/reduce/broadcast: sendbuff == recvbuff; allgather/gather:
+ * sendbuff == recvbuff + rank*count elements; reducescatter/scatter:
+ * recvbuff == sendbuff + rank*count elements.
+ */
+#ifndef WEFT_WEFT_H_
+#define WEFT_WEFT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define WEFT_API
+#else
+#define WEFT_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WEFT_MAJOR 0
+#define WEFT_MINOR 1
+#define WEFT_PATCH 0
+#define WEFT_VERSION_CODE (WEFT_MAJOR * 10000 + WEFT_MINOR * 100 + WEFT_PATCH)
+
+typedef enum {
+  weftSuccess = 0,
+  weftInvalidArgument = 1, /* bad argument or environment variable */
+  weftInvalidUsage = 2,    /* ranks disagree: mismatched collectives, sizes, roots */
+  weftSystemError = 3,     /* a system call failed */
+  weftInternalError = 4,   /* a bug in weft */
+  weftTimeout = 5,         /* a wait exceeded WEFT_TIMEOUT */
+  weftRemoteError = 6,     /* a peer or the store is gone or sent garbage */
+  weftAborted = 7,         /* the communicator was aborted or failed earlier */
+  weftInProgress = 8,      /* weftTest: not complete yet */
+  weftNumResults = 9
+} weftResult_t;
+
+typedef enum {
+  weftInt8 = 0, weftChar = 0,
+  weftUint8 = 1,
+  weftInt32 = 2, weftInt = 2,
+  weftUint32 = 3,
+  weftInt64 = 4,
+  weftUint64 = 5,
+  weftFloat16 = 6, weftHalf = 6,
+  weftBfloat16 = 7,
+  weftFloat32 = 8, weftFloat = 8,
+  weftFloat64 = 9, weftDouble = 9,
+  weftNumTypes = 10
+} weftDataType_t;
+
+typedef enum {
+  weftSum = 0,
+  weftProd = 1,
+  weftMin = 2,
+  weftMax = 3,
+  weftAvg = 4,
+  weftNumOps = 5
+} weftRedOp_t;
+
+#define WEFT_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[WEFT_UNIQUE_ID_BYTES];
+} weftUniqueId;
+
+typedef struct weftComm* weftComm_t;
+typedef struct weftRequest* weftRequest_t;
+
+/* Color for weftCommSplit: this rank joins no new communicator (*newcomm = NULL). */
+#define WEFT_SPLIT_NOCOLOR (-1)
+
+WEFT_API const char* weftGetErrorString(weftResult_t result);
+/* The detailed message of the last failed call on `comm` (NULL: of this thread's last
+ * failed call that had no communicator, e.g. init). Valid until the next call. */
+WEFT_API const char* weftGetLastError(weftComm_t comm);
+WEFT_API weftResult_t weftGetVersion(int* version);
+
+/* --- Communicators ------------------------------------------------------------- */
+/* Creates an id on one process (which then serves the rendezvous until it exits);
+ * pass it to every rank out of band, then call weftCommInitRank on each. */
+WEFT_API weftResult_t weftGetUniqueId(weftUniqueId* uniqueId);
+WEFT_API weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, weftUniqueId commId,
+                                       int rank);
+/* Rank, size and rendezvous from the launcher's environment: weftrun, torchrun, Slurm,
+ * Open MPI (see docs/CONFIGURATION.md). */
+WEFT_API weftResult_t weftCommInitFromEnv(weftComm_t* comm);
+/* Collective over `comm`: ranks with the same color form a new communicator, ordered
+ * by (key, old rank). */
+WEFT_API weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newcomm);
+WEFT_API weftResult_t weftCommDestroy(weftComm_t comm);
+WEFT_API weftResult_t weftCommCount(const weftComm_t comm, int* count);
+WEFT_API weftResult_t weftCommUserRank(const weftComm_t comm, int* rank);
+
+/* --- Collectives (blocking) --------------------------------------------------- */
+WEFT_API weftResult_t weftAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                    weftDataType_t datatype, weftRedOp_t op, weftComm_t comm);
+WEFT_API weftResult_t weftReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                 weftDataType_t datatype, weftRedOp_t op, int root,
+                                 weftComm_t comm);
+WEFT_API weftResult_t weftBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                                    weftDataType_t datatype, int root, weftComm_t comm);
+WEFT_API weftResult_t weftAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                    weftDataType_t datatype, weftComm_t comm);
+WEFT_API weftResult_t weftReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                        weftDataType_t datatype, weftRedOp_t op,
+                                        weftComm_t comm);
+/* `count` elements go to each peer: sendbuff and recvbuff hold nranks*count. */
+WEFT_API weftResult_t weftAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                                   weftDataType_t datatype, weftComm_t comm);
+/* recvbuff (nranks*sendcount) matters at the root only. */
+WEFT_API weftResult_t weftGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                 weftDataType_t datatype, int root, weftComm_t comm);
+/* sendbuff (nranks*recvcount) matters at the root only. */
+WEFT_API weftResult_t weftScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                  weftDataType_t datatype, int root, weftComm_t comm);
+WEFT_API weftResult_t weftBarrier(weftComm_t comm);
+WEFT_API weftResult_t weftSend(const void* sendbuff, size_t count, weftDataType_t datatype,
+                               int peer, weftComm_t comm);
+WEFT_API weftResult_t weftRecv(void* recvbuff, size_t count, weftDataType_t datatype, int peer,
+                               weftComm_t comm);
+
+/* --- Collectives (non-blocking) ------------------------------------------------
+ * Each returns at once with *request set; buffers must stay valid and untouched until
+ * the request completes. */
+WEFT_API weftResult_t weftIAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                     weftDataType_t datatype, weftRedOp_t op, weftComm_t comm,
+                                     weftRequest_t* request);
+WEFT_API weftResult_t weftIReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                  weftDataType_t datatype, weftRedOp_t op, int root,
+                                  weftComm_t comm, weftRequest_t* request);
+WEFT_API weftResult_t weftIBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                                     weftDataType_t datatype, int root, weftComm_t comm,
+                                     weftRequest_t* request);
+WEFT_API weftResult_t weftIAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                     weftDataType_t datatype, weftComm_t comm,
+                                     weftRequest_t* request);
+WEFT_API weftResult_t weftIReduceScatter(const void* sendbuff, void* recvbuff,
+                                         size_t recvcount, weftDataType_t datatype,
+                                         weftRedOp_t op, weftComm_t comm,
+                                         weftRequest_t* request);
+WEFT_API weftResult_t weftIAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                                    weftDataType_t datatype, weftComm_t comm,
+                                    weftRequest_t* request);
+WEFT_API weftResult_t weftIGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                  weftDataType_t datatype, int root, weftComm_t comm,
+                                  weftRequest_t* request);
+WEFT_API weftResult_t weftIScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                   weftDataType_t datatype, int root, weftComm_t comm,
+                                   weftRequest_t* request);
+WEFT_API weftResult_t weftIBarrier(weftComm_t comm, weftRequest_t* request);
+WEFT_API weftResult_t weftISend(const void* sendbuff, size_t count, weftDataType_t datatype,
+                                int peer, weftComm_t comm, weftRequest_t* request);
+WEFT_API weftResult_t weftIRecv(void* recvbuff, size_t count, weftDataType_t datatype, int peer,
+                                weftComm_t comm, weftRequest_t* request);
+
+/* Blocks until the request completes (bounded by WEFT_TIMEOUT), frees it, and returns
+ * the operation's result. */
+WEFT_API weftResult_t weftWait(weftRequest_t request);
+/* *done = 1 and the request is freed (returning the operation's result) when complete;
+ * otherwise *done = 0 and weftSuccess. */
+WEFT_API weftResult_t weftTest(weftRequest_t request, int* done);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif  /* WEFT_WEFT_H_ */

@@ -1,0 +1,114 @@
+// The schedule IR: what one rank does for one collective, as data.
+//
+// An algorithm is a pure function (CollectiveSpec -> Schedule) with no I/O, clocks or
+// threads. The executor runs a schedule over transports; the in-memory interpreter
+// (sched/interpreter.h) runs the schedules of all ranks together for tests; the
+// simulator replays them against a network model.
+//
+// A schedule is a list of rounds. In a round, every kSend and kRecv is in flight at
+// the same time (so a ring step's send and receive overlap); when all of them have
+// completed, the round's local steps (kReduce, kCopy) run in the order listed. Then
+// the next round starts. Messages between a pair of ranks are matched in FIFO order:
+// the k-th send from A to B is the k-th receive at B from A, and both must name the
+// same number of elements.
+//
+// Units are elements of the call's dtype. Buffers are named, not pointed to: the
+// input (sendbuff), the output (recvbuff) and a scratch area whose size the schedule
+// declares. Algorithms must be correct when the call is in place (NCCL convention,
+// see InPlaceOffset) unless they set `inplace_safe = false`, in which case the
+// executor first copies the input aside.
+#pragma once
+
+#include <cstddef>
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace weft::sched {
+
+enum class Collective : uint8_t {
+  kAllReduce = 0,
+  kReduce,
+  kBroadcast,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kGather,
+  kScatter,
+  kBarrier,
+};
+inline constexpr int kNumCollectives = 9;
+const char* CollectiveName(Collective c);  // "allreduce", "reducescatter", ...
+
+enum class Buf : uint8_t { kInput = 0, kOutput, kScratch };
+
+struct Slice {
+  Buf buf = Buf::kInput;
+  size_t offset = 0;  // elements
+  size_t count = 0;   // elements
+};
+
+enum class StepKind : uint8_t {
+  kSend,    // send `src` to `peer`
+  kRecv,    // receive from `peer` into `dst`
+  kReduce,  // dst = dst (op) src, elementwise; src and dst have equal counts
+  kCopy,    // dst = src
+};
+
+struct Step {
+  StepKind kind;
+  int peer = -1;  // kSend / kRecv only
+  Slice src;      // kSend, kReduce, kCopy
+  Slice dst;      // kRecv, kReduce, kCopy
+};
+
+struct Round {
+  std::vector<Step> steps;
+};
+
+struct Schedule {
+  std::vector<Round> rounds;
+  size_t scratch_count = 0;   // elements of scratch the executor must provide
+  bool inplace_safe = true;   // false: executor copies the input aside when in place
+};
+
+// What the caller asked for, from one rank's point of view. `count` follows NCCL:
+//   allreduce, reduce, broadcast: elements in the buffer
+//   allgather, gather: elements each rank contributes (output holds size*count)
+//   reducescatter, scatter: elements each rank receives (input holds size*count)
+//   alltoall: elements sent to each peer (input and output hold size*count)
+//   barrier: ignored (0)
+struct CollectiveSpec {
+  Collective coll = Collective::kAllReduce;
+  int rank = 0;
+  int size = 1;
+  int root = 0;        // reduce, broadcast, gather, scatter
+  size_t count = 0;
+};
+
+// Elements in the input and output buffers for `spec` (on this rank; for rooted
+// collectives non-roots may pass smaller buffers: reduce's output and gather's output
+// matter only at the root, scatter's input only at the root).
+size_t InputCount(const CollectiveSpec& spec);
+size_t OutputCount(const CollectiveSpec& spec);
+// In-place calls (NCCL convention) have sendbuff == recvbuff + InPlaceOffset elements:
+// allgather/gather: rank*count (input is this rank's block of the output);
+// reducescatter/scatter: the output is block `rank` of the input, expressed as a
+// negative offset: sendbuff == recvbuff - rank*count; everything else: 0.
+long long InPlaceOffset(const CollectiveSpec& spec);
+
+// The share of `count` elements owned by chunk `i` of `n`: the first count % n chunks
+// get one extra element. Offsets are prefix sums of sizes.
+inline size_t ChunkSize(size_t count, int n, int i) {
+  return count / n + (static_cast<size_t>(i) < count % n ? 1 : 0);
+}
+inline size_t ChunkOffset(size_t count, int n, int i) {
+  return static_cast<size_t>(i) * (count / n) +
+         std::min<size_t>(static_cast<size_t>(i), count % n);
+}
+
+// Human-readable dump, one step per line (for WEFT_DEBUG=TRACE and test failures).
+std::string ToString(const Schedule& schedule);
+
+}  // namespace weft::sched

@@ -1,0 +1,60 @@
+// A Link moves framed messages between this rank and one peer. Each transport (tcp,
+// shm, later ofi and cuda ipc) implements it. The executor owns the ops, posts them,
+// and calls Progress() until they complete; nothing here blocks.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "core/status.h"
+#include "transport/wire.h"
+
+namespace weft::transport {
+
+struct SendOp {
+  WireHeader header;         // header.bytes == payload length
+  const void* data = nullptr;
+  bool done = false;         // set by the link when every byte is handed off
+};
+
+struct RecvOp {
+  WireHeader expect;         // the header the next message from the peer must carry
+  void* data = nullptr;      // expect.bytes bytes are written here
+  bool done = false;         // set by the link when the whole payload has arrived
+};
+
+class Link {
+ public:
+  virtual ~Link() = default;
+
+  int peer() const { return peer_; }
+
+  // Queue an op. Ops of each direction complete in FIFO order. The op (and its buffer)
+  // must stay valid until `done` is set or the link fails. Never blocks.
+  virtual void PostSend(SendOp* op) = 0;
+  virtual void PostRecv(RecvOp* op) = 0;
+
+  // Move as many bytes as possible without blocking. Returns true if anything moved.
+  // Errors: Unavailable (peer closed / died), ProtocolError (garbage on the wire),
+  // InvalidUsage (the peer sent a message other than the one expected: a mismatched
+  // call; the message names both headers). After an error the link is unusable.
+  virtual Result<bool> Progress() = 0;
+
+  // True while posted ops are not yet done.
+  virtual bool Busy() const = 0;
+
+  // A file descriptor the executor may poll(2) while waiting (POLLIN; POLLOUT when
+  // WantsWrite()), or -1 if this link must be polled by calling Progress().
+  virtual int PollFd() const { return -1; }
+  virtual bool WantsWrite() const { return false; }
+
+  // Transport name for logs and errors: "tcp", "shm".
+  virtual const char* Name() const = 0;
+
+ protected:
+  Link(int self, int peer) : self_(self), peer_(peer) {}
+  int self_;
+  int peer_;
+};
+
+}  // namespace weft::transport

@@ -1,0 +1,59 @@
+// The set of links of one communicator: one per peer, chosen per peer (shm when the peer
+// is on this host, tcp otherwise, unless WEFT_TRANSPORT forces one). Built collectively:
+// every rank calls Mesh::Connect with the same comm_id and an allgather function that
+// exchanges one string per rank (the store during init, the parent communicator
+// during split).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/deadline.h"
+#include "core/status.h"
+#include "transport/link.h"
+
+namespace weft::transport {
+
+enum class TransportMode { kAuto, kTcp, kShm };
+
+// Parses WEFT_TRANSPORT ("", "auto", "tcp", "shm"); InvalidArgument otherwise.
+Result<TransportMode> TransportModeFromEnv();
+
+struct MeshOptions {
+  int rank = 0;
+  int size = 1;
+  uint64_t comm_id = 0;   // unique per communicator; the same on every rank
+  TransportMode mode = TransportMode::kAuto;
+  Deadline deadline = Deadline::Never();  // for the whole connection phase
+};
+
+// Gathers one string from every rank, indexed by rank. Blocking, bounded by a deadline.
+using AllGatherFn = std::function<Result<std::vector<std::string>>(const std::string& mine)>;
+
+class Mesh {
+ public:
+  // Collective over all ranks. Errors name the peer and what failed.
+  static Result<std::unique_ptr<Mesh>> Connect(const MeshOptions& options,
+                                               const AllGatherFn& allgather);
+  ~Mesh();
+
+  int rank() const { return rank_; }
+  int size() const { return static_cast<int>(links_.size()); }
+  // The link to `peer` (nullptr for peer == rank()).
+  Link* link(int peer) const { return links_[peer].get(); }
+  // The host identity of every rank (equal strings: same host), from the exchange.
+  const std::vector<std::string>& host_ids() const { return host_ids_; }
+
+ private:
+  Mesh() = default;
+  int rank_ = 0;
+  std::vector<std::unique_ptr<Link>> links_;
+  std::vector<std::string> host_ids_;
+};
+
+// An identity shared by processes on the same host (hostname + kernel boot id).
+std::string LocalHostId();
+
+}  // namespace weft::transport

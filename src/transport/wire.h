@@ -1,0 +1,33 @@
+// The header in front of every data message, on every transport. It lets the receiver
+// check that the message is the one it expects (same collective, same call sequence
+// number, same step, same length) and report a mismatch instead of corrupting memory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace weft::transport {
+
+inline constexpr uint32_t kWireMagic = 0x54464557;  // "WEFT" little-endian
+inline constexpr uint16_t kWireVersion = 1;
+
+// What kind of call a message belongs to: a sched::Collective value, or kPointToPoint.
+inline constexpr uint16_t kPointToPoint = 0x100;
+
+#pragma pack(push, 1)
+struct WireHeader {
+  uint32_t magic = kWireMagic;
+  uint16_t version = kWireVersion;
+  uint16_t kind = 0;     // sched::Collective or kPointToPoint
+  uint64_t seq = 0;      // per-communicator call number (p2p: per-peer counter)
+  uint32_t step = 0;     // message index within the call between this pair
+  uint32_t dtype_op = 0; // (dtype << 8) | redop, for mismatch reports
+  uint64_t bytes = 0;    // payload length that follows the header
+};
+#pragma pack(pop)
+static_assert(sizeof(WireHeader) == 32, "WireHeader is 32 bytes on the wire");
+
+// "allreduce seq 7 step 3 float32/sum 4096 bytes"
+std::string Describe(const WireHeader& h);
+
+}  // namespace weft::transport
