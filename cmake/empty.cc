@@ -1,0 +1,1 @@
+// Placeholder so that a layer with no sources yet still forms an object library.
