@@ -63,6 +63,8 @@ struct Interface {
 // Default: every up interface except loopback and docker*; if there is none, loopback.
 // IPv6 link-local addresses are skipped unless named explicitly. InvalidArgument when the
 // variable selects nothing (the message lists the interfaces that exist).
+// One entry per interface name, in getifaddrs order, with its best address: IPv4, then
+// routable IPv6, then link-local IPv6 (which carries its scope id).
 Result<std::vector<Interface>> SelectInterfaces();
 // Same selection from explicit strings (for tests); `ifname_spec`/`family` as above.
 Result<std::vector<Interface>> SelectInterfaces(const std::string& ifname_spec,
@@ -76,7 +78,8 @@ Result<SockAddr> LocalAddress(int fd);
 // unset (non-blocking), TCP_NODELAY set.
 Result<Fd> Accept(int listen_fd, const Deadline& deadline);
 // Connects, retrying refused/unreachable attempts with backoff until `deadline` (the
-// listener may not be up yet). DeadlineExceeded names the address.
+// listener may not be up yet). DeadlineExceeded names the address and the last error.
+// The returned socket is non-blocking with TCP_NODELAY set, like Accept's.
 Result<Fd> Connect(const SockAddr& addr, const Deadline& deadline);
 
 Status SetNonBlocking(int fd, bool on);
@@ -85,7 +88,9 @@ Status SetNoDelay(int fd);
 Status SetBufferSizes(int fd, int bytes);
 
 // Write/read exactly `n` bytes on a (blocking or non-blocking) socket, waiting with
-// poll(2) until `deadline`. ReadFull: Unavailable if the peer closes first.
+// poll(2) until `deadline` (MSG_DONTWAIT is used, so the blocking mode does not matter).
+// ReadFull: Unavailable if the peer closes first; both: Unavailable on reset/EPIPE,
+// DeadlineExceeded saying how many bytes moved. Neither raises SIGPIPE.
 Status WriteFull(int fd, const void* data, size_t n, const Deadline& deadline);
 Status ReadFull(int fd, void* data, size_t n, const Deadline& deadline);
 
