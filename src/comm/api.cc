@@ -1,0 +1,293 @@
+// The C API: argument plumbing between weft.h and the communicator, and the mapping
+// from Status codes to weftResult_t. Nothing here throws or aborts.
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "comm/communicator.h"
+#include "comm/init.h"
+#include "weft/weft.h"
+
+struct weftComm {
+  std::unique_ptr<weft::comm::Communicator> impl;
+};
+
+struct weftRequest {
+  std::shared_ptr<weft::comm::Request> impl;
+  weftComm* comm;
+  std::string what;
+};
+
+namespace {
+
+using weft::Code;
+using weft::Status;
+using weft::comm::Call;
+using weft::comm::CallKind;
+using weft::sched::Collective;
+
+thread_local std::string t_last_error;  // for calls without a communicator
+thread_local std::string t_comm_error;  // stable storage for weftGetLastError(comm)
+
+weftResult_t ToResult(const Status& st) {
+  switch (st.code()) {
+    case Code::kOk: return weftSuccess;
+    case Code::kInvalidArgument: return weftInvalidArgument;
+    case Code::kInvalidUsage: return weftInvalidUsage;
+    case Code::kDeadlineExceeded: return weftTimeout;
+    case Code::kUnavailable: return weftRemoteError;
+    case Code::kProtocolError: return weftRemoteError;
+    case Code::kAborted: return weftAborted;
+    case Code::kSystemError: return weftSystemError;
+    case Code::kInternal: return weftInternalError;
+  }
+  return weftInternalError;
+}
+
+weftResult_t Report(weftComm_t comm, const Status& st) {
+  if (!st.ok()) {
+    if (comm != nullptr)
+      comm->impl->SetLastError(st);
+    else
+      t_last_error = st.ToString();
+  }
+  return ToResult(st);
+}
+
+weftResult_t NoComm() {
+  t_last_error = "InvalidArgument: communicator is NULL";
+  return weftInvalidArgument;
+}
+
+weftResult_t Blocking(weftComm_t comm, const Call& call) {
+  if (comm == nullptr) return NoComm();
+  return Report(comm, comm->impl->Run(call));
+}
+
+weftResult_t NonBlocking(weftComm_t comm, const Call& call, weftRequest_t* request) {
+  if (comm == nullptr) return NoComm();
+  if (request == nullptr)
+    return Report(comm, weft::InvalidArgument("request pointer is NULL"));
+  *request = nullptr;
+  auto r = comm->impl->Submit(call);
+  if (!r.ok()) return Report(comm, r.status());
+  *request = new weftRequest{std::move(r).value(), comm, weft::comm::CallName(call)};
+  return weftSuccess;
+}
+
+Call Collective(Collective coll, const void* send, void* recv, size_t count, weftDataType_t dt,
+                weftRedOp_t op, int root) {
+  Call c;
+  c.coll = coll;
+  c.send = send;
+  c.recv = recv;
+  c.count = count;
+  c.dtype = static_cast<weft::DataType>(dt);
+  c.op = static_cast<weft::RedOp>(op);
+  c.root = root;
+  return c;
+}
+
+Call PointToPoint(CallKind kind, const void* send, void* recv, size_t count, weftDataType_t dt,
+                  int peer) {
+  Call c;
+  c.kind = kind;
+  c.send = send;
+  c.recv = recv;
+  c.count = count;
+  c.dtype = static_cast<weft::DataType>(dt);
+  c.peer = peer;
+  return c;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* weftGetErrorString(weftResult_t result) {
+  switch (result) {
+    case weftSuccess: return "no error";
+    case weftInvalidArgument: return "invalid argument";
+    case weftInvalidUsage: return "invalid usage (ranks disagree on the call)";
+    case weftSystemError: return "system error";
+    case weftInternalError: return "internal error";
+    case weftTimeout: return "timeout (WEFT_TIMEOUT)";
+    case weftRemoteError: return "remote error (a peer failed or sent garbage)";
+    case weftAborted: return "communicator aborted or failed";
+    case weftInProgress: return "operation in progress";
+    default: return "unknown weft result code";
+  }
+}
+
+const char* weftGetLastError(weftComm_t comm) {
+  if (comm == nullptr) return t_last_error.c_str();
+  t_comm_error = comm->impl->LastError();
+  return t_comm_error.c_str();
+}
+
+weftResult_t weftGetVersion(int* version) {
+  if (version == nullptr) return NoComm();
+  *version = WEFT_VERSION_CODE;
+  return weftSuccess;
+}
+
+weftResult_t weftGetUniqueId(weftUniqueId* id) {
+  if (id == nullptr) return Report(nullptr, weft::InvalidArgument("uniqueId is NULL"));
+  return Report(nullptr, weft::comm::NewUniqueId(id));
+}
+
+static weftResult_t Adopt(weftComm_t* out,
+                          weft::Result<std::unique_ptr<weft::comm::Communicator>> r) {
+  if (!r.ok()) return Report(nullptr, r.status());
+  *out = new weftComm{std::move(r).value()};
+  return weftSuccess;
+}
+
+weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, weftUniqueId id, int rank) {
+  if (comm == nullptr) return Report(nullptr, weft::InvalidArgument("comm pointer is NULL"));
+  *comm = nullptr;
+  return Adopt(comm, weft::comm::InitRank(nranks, id, rank));
+}
+
+weftResult_t weftCommInitFromEnv(weftComm_t* comm) {
+  if (comm == nullptr) return Report(nullptr, weft::InvalidArgument("comm pointer is NULL"));
+  *comm = nullptr;
+  return Adopt(comm, weft::comm::InitFromEnv());
+}
+
+weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newcomm) {
+  if (comm == nullptr) return NoComm();
+  if (newcomm == nullptr) return Report(comm, weft::InvalidArgument("newcomm is NULL"));
+  *newcomm = nullptr;
+  auto r = comm->impl->Split(color, key);
+  if (!r.ok()) return Report(comm, r.status());
+  if (r.value()) *newcomm = new weftComm{std::move(r).value()};
+  return weftSuccess;
+}
+
+weftResult_t weftCommDestroy(weftComm_t comm) {
+  delete comm;
+  return weftSuccess;
+}
+
+weftResult_t weftCommCount(const weftComm_t comm, int* count) {
+  if (comm == nullptr) return NoComm();
+  if (count == nullptr) return Report(comm, weft::InvalidArgument("count is NULL"));
+  *count = comm->impl->size();
+  return weftSuccess;
+}
+
+weftResult_t weftCommUserRank(const weftComm_t comm, int* rank) {
+  if (comm == nullptr) return NoComm();
+  if (rank == nullptr) return Report(comm, weft::InvalidArgument("rank is NULL"));
+  *rank = comm->impl->rank();
+  return weftSuccess;
+}
+
+weftResult_t weftAllReduce(const void* s, void* r, size_t n, weftDataType_t dt, weftRedOp_t op,
+                           weftComm_t comm) {
+  return Blocking(comm, Collective(Collective::kAllReduce, s, r, n, dt, op, 0));
+}
+weftResult_t weftReduce(const void* s, void* r, size_t n, weftDataType_t dt, weftRedOp_t op,
+                        int root, weftComm_t comm) {
+  return Blocking(comm, Collective(Collective::kReduce, s, r, n, dt, op, root));
+}
+weftResult_t weftBroadcast(const void* s, void* r, size_t n, weftDataType_t dt, int root,
+                           weftComm_t comm) {
+  return Blocking(comm, Collective(Collective::kBroadcast, s, r, n, dt, weftSum, root));
+}
+weftResult_t weftAllGather(const void* s, void* r, size_t n, weftDataType_t dt, weftComm_t comm) {
+  return Blocking(comm, Collective(Collective::kAllGather, s, r, n, dt, weftSum, 0));
+}
+weftResult_t weftReduceScatter(const void* s, void* r, size_t n, weftDataType_t dt,
+                               weftRedOp_t op, weftComm_t comm) {
+  return Blocking(comm, Collective(Collective::kReduceScatter, s, r, n, dt, op, 0));
+}
+weftResult_t weftAllToAll(const void* s, void* r, size_t n, weftDataType_t dt, weftComm_t comm) {
+  return Blocking(comm, Collective(Collective::kAllToAll, s, r, n, dt, weftSum, 0));
+}
+weftResult_t weftGather(const void* s, void* r, size_t n, weftDataType_t dt, int root,
+                        weftComm_t comm) {
+  return Blocking(comm, Collective(Collective::kGather, s, r, n, dt, weftSum, root));
+}
+weftResult_t weftScatter(const void* s, void* r, size_t n, weftDataType_t dt, int root,
+                         weftComm_t comm) {
+  return Blocking(comm, Collective(Collective::kScatter, s, r, n, dt, weftSum, root));
+}
+weftResult_t weftBarrier(weftComm_t comm) {
+  return Blocking(comm, Collective(Collective::kBarrier, nullptr, nullptr, 0, weftUint8, weftSum, 0));
+}
+weftResult_t weftSend(const void* s, size_t n, weftDataType_t dt, int peer, weftComm_t comm) {
+  return Blocking(comm, PointToPoint(CallKind::kSend, s, nullptr, n, dt, peer));
+}
+weftResult_t weftRecv(void* r, size_t n, weftDataType_t dt, int peer, weftComm_t comm) {
+  return Blocking(comm, PointToPoint(CallKind::kRecv, nullptr, r, n, dt, peer));
+}
+
+weftResult_t weftIAllReduce(const void* s, void* r, size_t n, weftDataType_t dt, weftRedOp_t op,
+                            weftComm_t comm, weftRequest_t* req) {
+  return NonBlocking(comm, Collective(Collective::kAllReduce, s, r, n, dt, op, 0), req);
+}
+weftResult_t weftIReduce(const void* s, void* r, size_t n, weftDataType_t dt, weftRedOp_t op,
+                         int root, weftComm_t comm, weftRequest_t* req) {
+  return NonBlocking(comm, Collective(Collective::kReduce, s, r, n, dt, op, root), req);
+}
+weftResult_t weftIBroadcast(const void* s, void* r, size_t n, weftDataType_t dt, int root,
+                            weftComm_t comm, weftRequest_t* req) {
+  return NonBlocking(comm, Collective(Collective::kBroadcast, s, r, n, dt, weftSum, root), req);
+}
+weftResult_t weftIAllGather(const void* s, void* r, size_t n, weftDataType_t dt, weftComm_t comm,
+                            weftRequest_t* req) {
+  return NonBlocking(comm, Collective(Collective::kAllGather, s, r, n, dt, weftSum, 0), req);
+}
+weftResult_t weftIReduceScatter(const void* s, void* r, size_t n, weftDataType_t dt,
+                                weftRedOp_t op, weftComm_t comm, weftRequest_t* req) {
+  return NonBlocking(comm, Collective(Collective::kReduceScatter, s, r, n, dt, op, 0), req);
+}
+weftResult_t weftIAllToAll(const void* s, void* r, size_t n, weftDataType_t dt, weftComm_t comm,
+                           weftRequest_t* req) {
+  return NonBlocking(comm, Collective(Collective::kAllToAll, s, r, n, dt, weftSum, 0), req);
+}
+weftResult_t weftIGather(const void* s, void* r, size_t n, weftDataType_t dt, int root,
+                         weftComm_t comm, weftRequest_t* req) {
+  return NonBlocking(comm, Collective(Collective::kGather, s, r, n, dt, weftSum, root), req);
+}
+weftResult_t weftIScatter(const void* s, void* r, size_t n, weftDataType_t dt, int root,
+                          weftComm_t comm, weftRequest_t* req) {
+  return NonBlocking(comm, Collective(Collective::kScatter, s, r, n, dt, weftSum, root), req);
+}
+weftResult_t weftIBarrier(weftComm_t comm, weftRequest_t* req) {
+  return NonBlocking(
+      comm, Collective(Collective::kBarrier, nullptr, nullptr, 0, weftUint8, weftSum, 0), req);
+}
+weftResult_t weftISend(const void* s, size_t n, weftDataType_t dt, int peer, weftComm_t comm,
+                       weftRequest_t* req) {
+  return NonBlocking(comm, PointToPoint(CallKind::kSend, s, nullptr, n, dt, peer), req);
+}
+weftResult_t weftIRecv(void* r, size_t n, weftDataType_t dt, int peer, weftComm_t comm,
+                       weftRequest_t* req) {
+  return NonBlocking(comm, PointToPoint(CallKind::kRecv, nullptr, r, n, dt, peer), req);
+}
+
+weftResult_t weftWait(weftRequest_t request) {
+  if (request == nullptr) return Report(nullptr, weft::InvalidArgument("request is NULL"));
+  std::unique_ptr<weftRequest> owned(request);
+  // The call is bounded by WEFT_TIMEOUT on the worker; this outer bound only guards
+  // against a worker stuck behind many queued calls.
+  Status st = owned->impl->Wait(weft::Deadline::AfterSeconds(24 * 3600));
+  return Report(owned->comm, st);
+}
+
+weftResult_t weftTest(weftRequest_t request, int* done) {
+  if (request == nullptr || done == nullptr)
+    return Report(nullptr, weft::InvalidArgument("request or done is NULL"));
+  if (!request->impl->Done()) {
+    *done = 0;
+    return weftSuccess;
+  }
+  *done = 1;
+  std::unique_ptr<weftRequest> owned(request);
+  return Report(owned->comm, owned->impl->status());
+}
+
+}  // extern "C"

@@ -1,0 +1,334 @@
+#include "comm/communicator.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/env.h"
+#include "core/log.h"
+#include "exec/executor.h"
+#include "exec/reduce.h"
+#include "transport/wire.h"
+
+namespace weft::comm {
+namespace {
+
+using sched::Collective;
+
+// Schedules are cached per (collective, root, count, algorithm); a cap keeps a job that
+// sweeps sizes from growing without bound.
+constexpr size_t kMaxCachedSchedules = 256;
+
+// Which buffers a rank does not own for a rooted collective (NCCL: they may be NULL or
+// smaller than the full size), so the executor gets a private temporary instead.
+bool OutputIsPrivate(const Call& c, int rank) {
+  return (c.coll == Collective::kReduce || c.coll == Collective::kGather) && c.root != rank;
+}
+bool InputIsPrivate(const Call& c, int rank) {
+  return c.coll == Collective::kScatter && c.root != rank;
+}
+
+bool IsFatal(const Status& st) {
+  return st.code() != Code::kInvalidArgument && st.code() != Code::kOk;
+}
+
+}  // namespace
+
+Communicator::Communicator(int rank, int size, uint64_t id, sched::Planner planner,
+                           double timeout_s)
+    : rank_(rank),
+      size_(size),
+      id_(id),
+      planner_(std::move(planner)),
+      timeout_s_(timeout_s),
+      send_seq_(size, 0),
+      recv_seq_(size, 0) {}
+
+Result<std::unique_ptr<Communicator>> Communicator::Create(int rank, int size, uint64_t comm_id,
+                                                           const transport::AllGatherFn& allgather,
+                                                           Bootstrap bootstrap) {
+  WEFT_ASSIGN_OR_RETURN(double timeout_s, TimeoutSeconds());
+  WEFT_ASSIGN_OR_RETURN(transport::TransportMode mode, transport::TransportModeFromEnv());
+  WEFT_ASSIGN_OR_RETURN(sched::Planner planner,
+                        sched::Planner::Create(GetEnv("WEFT_ALGO").value_or("")));
+  std::unique_ptr<Communicator> comm(
+      new Communicator(rank, size, comm_id, std::move(planner), timeout_s));
+  comm->bootstrap_ = std::move(bootstrap);
+
+  transport::MeshOptions options;
+  options.rank = rank;
+  options.size = size;
+  options.comm_id = comm_id;
+  options.mode = mode;
+  options.deadline = Deadline::AfterSeconds(timeout_s);
+  WEFT_ASSIGN_OR_RETURN(comm->mesh_, transport::Mesh::Connect(options, allgather));
+
+  // A barrier proves every link works end to end and that every rank is past the
+  // rendezvous (so the rank hosting the store may go on).
+  Call barrier;
+  barrier.coll = Collective::kBarrier;
+  WEFT_RETURN_IF_ERROR(comm->Run(barrier).WithContext("first barrier after connecting"));
+  WEFT_INFO("communicator {:016x}: rank {} of {} connected", comm_id, rank, size);
+  return comm;
+}
+
+Communicator::~Communicator() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+  if (worker_.joinable()) worker_.join();
+}
+
+uint64_t Communicator::NextSeq(const Call& call) {
+  switch (call.kind) {
+    case CallKind::kCollective: return coll_seq_++;
+    case CallKind::kSend: return send_seq_[call.peer]++;
+    case CallKind::kRecv: return recv_seq_[call.peer]++;
+  }
+  return 0;
+}
+
+Status Communicator::Run(const Call& call) {
+  WEFT_RETURN_IF_ERROR(ValidateCall(call, rank_, size_));
+  std::unique_lock<std::mutex> lock(mu_);
+  uint64_t seq = NextSeq(call);
+  if (queue_.empty() && !worker_busy_) {
+    // Nothing ahead of us: run on this thread. Take exec_mu_ before releasing mu_ so that
+    // anything submitted meanwhile runs after this call.
+    std::lock_guard<std::mutex> exec_lock(exec_mu_);
+    lock.unlock();
+    return ExecuteOrFail(call, seq);
+  }
+  auto request = std::make_shared<Request>();
+  queue_.push_back({call, seq, request});
+  // The call itself is bounded by WEFT_TIMEOUT once it starts, and so is each call queued
+  // ahead of it, so this bound is generous but finite.
+  Deadline deadline = Deadline::AfterSeconds(timeout_s_ * (1.0 + queue_.size()) + 60);
+  if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
+  cv_.notify_all();
+  lock.unlock();
+  return request->Wait(deadline);
+}
+
+Result<std::shared_ptr<Request>> Communicator::Submit(const Call& call) {
+  WEFT_RETURN_IF_ERROR(ValidateCall(call, rank_, size_));
+  auto request = std::make_shared<Request>();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
+  queue_.push_back({call, NextSeq(call), request});
+  cv_.notify_all();
+  return request;
+}
+
+void Communicator::WorkerLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stop_ and drained
+    Task task = std::move(queue_.front());
+    queue_.pop_front();
+    worker_busy_ = true;
+    std::unique_lock<std::mutex> exec_lock(exec_mu_);
+    lock.unlock();
+    Status st = ExecuteOrFail(task.call, task.seq);
+    exec_lock.unlock();
+    task.request->Complete(std::move(st));
+    lock.lock();
+    worker_busy_ = false;
+  }
+}
+
+Status Communicator::ExecuteOrFail(const Call& call, uint64_t seq) {
+  if (!failure_.ok()) {
+    return Aborted(fmt::format("rank {}: {} refused: the communicator failed earlier: {}", rank_,
+                               CallName(call), failure_.ToString()));
+  }
+  Status st = Execute(call, seq);
+  if (IsFatal(st)) {
+    failure_ = st;
+    WEFT_WARN("{}", st.ToString());
+  }
+  return st;
+}
+
+Result<const sched::Schedule*> Communicator::GetSchedule(const sched::CollectiveSpec& spec,
+                                                         size_t esize) {
+  WEFT_ASSIGN_OR_RETURN(const sched::Algorithm* algo, planner_.Choose({spec, esize}));
+  auto key = std::make_tuple(static_cast<int>(spec.coll), spec.root, spec.count,
+                             static_cast<const void*>(algo));
+  auto it = schedules_.find(key);
+  if (it != schedules_.end()) return it->second.get();
+  if (schedules_.size() >= kMaxCachedSchedules) schedules_.clear();
+  auto schedule = std::make_unique<sched::Schedule>(algo->build(spec));
+  WEFT_TRACE("{} count {} -> {}:\n{}", sched::CollectiveName(spec.coll), spec.count, algo->name,
+             sched::ToString(*schedule));
+  const sched::Schedule* result = schedule.get();
+  schedules_.emplace(key, std::move(schedule));
+  return result;
+}
+
+Status Communicator::Execute(const Call& call, uint64_t seq) {
+  const size_t esize = DataTypeSize(call.dtype);
+  exec::ExecContext ctx;
+  ctx.mesh = mesh_.get();
+  ctx.dtype = call.dtype;
+  ctx.op = call.op;
+  ctx.seq = seq;
+  ctx.deadline = Deadline::AfterSeconds(timeout_s_);
+  ctx.what = CallName(call);
+
+  if (call.kind != CallKind::kCollective) {
+    // A point-to-point call is a one-round schedule; its sequence number counts the
+    // calls between this ordered pair only.
+    sched::Schedule p2p;
+    sched::Step step;
+    if (call.kind == CallKind::kSend) {
+      step = {sched::StepKind::kSend, call.peer, {sched::Buf::kInput, 0, call.count}, {}};
+    } else {
+      step = {sched::StepKind::kRecv, call.peer, {}, {sched::Buf::kOutput, 0, call.count}};
+    }
+    p2p.rounds.push_back({{step}});
+    ctx.kind = transport::kPointToPoint;
+    ctx.op = RedOp::kSum;
+    return exec::Execute(p2p, ctx, {call.send, call.recv, nullptr});
+  }
+
+  ctx.kind = static_cast<uint16_t>(call.coll);
+  sched::CollectiveSpec spec{call.coll, rank_, size_, call.root, call.count};
+  if (call.coll == Collective::kBarrier) spec.count = 0;
+  WEFT_ASSIGN_OR_RETURN(const sched::Schedule* schedule, GetSchedule(spec, esize));
+
+  exec::Buffers bufs{call.send, call.recv, nullptr};
+  const size_t in_bytes = sched::InputCount(spec) * esize;
+  const size_t out_bytes = sched::OutputCount(spec) * esize;
+  if (OutputIsPrivate(call, rank_)) bufs.output = temp_out_.Reserve(out_bytes);
+  // A non-root broadcast never reads its input; NCCL lets it be NULL.
+  bool input_unused = call.coll == Collective::kBroadcast && call.root != rank_ && !bufs.input;
+  if (InputIsPrivate(call, rank_) || input_unused) bufs.input = temp_in_.Reserve(in_bytes);
+  // In place per the NCCL convention: input is at output + InPlaceOffset elements.
+  bool in_place =
+      bufs.input != nullptr && bufs.output != nullptr &&
+      static_cast<const char*>(bufs.input) ==
+          static_cast<const char*>(bufs.output) + sched::InPlaceOffset(spec) * (long long)esize;
+  if (in_place && !schedule->inplace_safe && in_bytes > 0) {
+    void* copy = temp_in_.Reserve(in_bytes);
+    if (copy == nullptr) return Internal("out of memory for an in-place copy");
+    std::memcpy(copy, bufs.input, in_bytes);
+    bufs.input = copy;
+  }
+  if (schedule->scratch_count > 0) {
+    bufs.scratch = scratch_.Reserve(schedule->scratch_count * esize);
+    if (bufs.scratch == nullptr) return Internal("out of memory for scratch");
+  }
+  if ((out_bytes > 0 && bufs.output == nullptr) || (in_bytes > 0 && bufs.input == nullptr))
+    return Internal("out of memory for a temporary buffer");
+
+  WEFT_RETURN_IF_ERROR(exec::Execute(*schedule, ctx, bufs));
+
+  if (call.op == RedOp::kAvg) {
+    switch (call.coll) {
+      case Collective::kAllReduce:
+      case Collective::kReduceScatter:
+        exec::DivideInPlace(bufs.output, sched::OutputCount(spec), call.dtype, size_);
+        break;
+      case Collective::kReduce:
+        if (rank_ == call.root)
+          exec::DivideInPlace(bufs.output, sched::OutputCount(spec), call.dtype, size_);
+        break;
+      default: break;
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> Communicator::AllGatherStrings(const std::string& mine) {
+  int64_t len = static_cast<int64_t>(mine.size());
+  std::vector<int64_t> lens(size_);
+  Call c;
+  c.coll = Collective::kAllGather;
+  c.send = &len;
+  c.recv = lens.data();
+  c.count = 1;
+  c.dtype = DataType::kInt64;
+  WEFT_RETURN_IF_ERROR(Run(c));
+  size_t width = static_cast<size_t>(*std::max_element(lens.begin(), lens.end()));
+  std::string padded = mine;
+  padded.resize(width);
+  std::vector<char> all(width * size_);
+  c.send = padded.data();
+  c.recv = all.data();
+  c.count = width;
+  c.dtype = DataType::kUint8;
+  WEFT_RETURN_IF_ERROR(Run(c));
+  std::vector<std::string> out(size_);
+  for (int r = 0; r < size_; ++r) {
+    if (lens[r] < 0 || static_cast<size_t>(lens[r]) > width)
+      return Internal("allgather of strings returned a bad length");
+    out[r].assign(all.data() + r * width, static_cast<size_t>(lens[r]));
+  }
+  return out;
+}
+
+Result<std::unique_ptr<Communicator>> Communicator::Split(int color, int key) {
+  // 1. Everyone learns everyone's (color, key).
+  int64_t mine[2] = {color < 0 ? -1 : color, key};
+  std::vector<int64_t> all(2 * size_);
+  Call c;
+  c.coll = Collective::kAllGather;
+  c.send = mine;
+  c.recv = all.data();
+  c.count = 2;
+  c.dtype = DataType::kInt64;
+  WEFT_RETURN_IF_ERROR(Run(c).WithContext("split"));
+  uint64_t split_index;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    split_index = split_count_++;
+  }
+
+  // 2. The new group: same color, ordered by (key, old rank).
+  std::vector<int> members;
+  if (color >= 0) {
+    for (int r = 0; r < size_; ++r)
+      if (all[2 * r] == color) members.push_back(r);
+    std::stable_sort(members.begin(), members.end(),
+                     [&](int a, int b) { return all[2 * a + 1] < all[2 * b + 1]; });
+  }
+
+  // 3. The new mesh exchanges its cards over this communicator. Mesh::Connect calls the
+  //    allgather exactly once, so ranks without a color take part with an empty card.
+  auto gather = [this, members](const std::string& card) -> Result<std::vector<std::string>> {
+    WEFT_ASSIGN_OR_RETURN(std::vector<std::string> cards, AllGatherStrings(card));
+    std::vector<std::string> picked;
+    for (int r : members) picked.push_back(std::move(cards[r]));
+    return picked;
+  };
+  if (color < 0) {
+    WEFT_ASSIGN_OR_RETURN(std::vector<std::string> ignored, AllGatherStrings(""));
+    (void)ignored;
+    return std::unique_ptr<Communicator>();
+  }
+  int new_rank = static_cast<int>(std::find(members.begin(), members.end(), rank_) -
+                                  members.begin());
+  // Same id on every member: derived from the parent's id, the split's index and color.
+  uint64_t h = id_ ^ (0x9e3779b97f4a7c15ull * (split_index + 1));
+  h ^= static_cast<uint64_t>(color) * 0xff51afd7ed558ccdull;
+  h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 29;
+  return Create(new_rank, static_cast<int>(members.size()), h, gather, Bootstrap{});
+}
+
+std::string Communicator::LastError() {
+  std::lock_guard<std::mutex> lock(error_mu_);
+  return last_error_;
+}
+
+void Communicator::SetLastError(const Status& status) {
+  std::lock_guard<std::mutex> lock(error_mu_);
+  last_error_ = status.ToString();
+}
+
+}  // namespace weft::comm

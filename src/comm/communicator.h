@@ -1,0 +1,104 @@
+// A communicator: this rank's view of a group of ranks, the links to its peers, and the
+// machinery that turns calls into executed schedules.
+//
+// Calls run in issue order. A blocking call with nothing queued runs on the caller's
+// thread; non-blocking calls (and blocking calls behind them) run on a worker thread
+// started on first use. After a transport error, a timeout or a mismatch the
+// communicator is failed: the links may hold half a message, so every later call
+// returns Aborted with the original cause.
+//
+// Thread-safety: one user thread at a time (as NCCL); the worker is internal.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "comm/aligned_buffer.h"
+#include "comm/call.h"
+#include "comm/request.h"
+#include "core/status.h"
+#include "sched/planner.h"
+#include "transport/mesh.h"
+
+namespace weft::comm {
+
+class Communicator {
+ public:
+  // Whatever must outlive the communicator's use of the bootstrap (the store client,
+  // and the store server on the rank that hosts it).
+  struct Bootstrap {
+    std::shared_ptr<void> keepalive;
+  };
+
+  // Collective: connects the mesh through `allgather`, then runs a barrier so that when
+  // it returns every rank has finished the rendezvous.
+  static Result<std::unique_ptr<Communicator>> Create(int rank, int size, uint64_t comm_id,
+                                                      const transport::AllGatherFn& allgather,
+                                                      Bootstrap bootstrap);
+  ~Communicator();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  uint64_t id() const { return id_; }
+
+  Status Run(const Call& call);
+  Result<std::shared_ptr<Request>> Submit(const Call& call);
+  // Collective over this communicator; nullptr (and ok) for color < 0.
+  Result<std::unique_ptr<Communicator>> Split(int color, int key);
+
+  // The last error message on this communicator ("" if none).
+  std::string LastError();
+  void SetLastError(const Status& status);
+
+ private:
+  Communicator(int rank, int size, uint64_t id, sched::Planner planner, double timeout_s);
+
+  struct Task {
+    Call call;
+    uint64_t seq;
+    std::shared_ptr<Request> request;
+  };
+
+  uint64_t NextSeq(const Call& call);       // requires mu_
+  Status ExecuteOrFail(const Call& call, uint64_t seq);  // requires exec_mu_
+  Status Execute(const Call& call, uint64_t seq);        // requires exec_mu_
+  Result<const sched::Schedule*> GetSchedule(const sched::CollectiveSpec& spec, size_t esize);
+  void WorkerLoop();
+  Result<std::vector<std::string>> AllGatherStrings(const std::string& mine);
+
+  const int rank_;
+  const int size_;
+  const uint64_t id_;
+  const sched::Planner planner_;
+  const double timeout_s_;
+  std::unique_ptr<transport::Mesh> mesh_;
+  Bootstrap bootstrap_;
+
+  std::mutex mu_;  // guards the fields below up to exec_mu_
+  std::condition_variable cv_;
+  std::deque<Task> queue_;
+  bool worker_busy_ = false;
+  bool stop_ = false;
+  std::thread worker_;
+  uint64_t coll_seq_ = 0;
+  std::vector<uint64_t> send_seq_, recv_seq_;
+  uint64_t split_count_ = 0;
+
+  std::mutex exec_mu_;  // held while a call executes; guards the fields below
+  Status failure_;      // first fatal error, or ok
+  AlignedBuffer scratch_, temp_in_, temp_out_;
+  std::map<std::tuple<int, int, size_t, const void*>, std::unique_ptr<sched::Schedule>> schedules_;
+
+  std::mutex error_mu_;
+  std::string last_error_;
+};
+
+}  // namespace weft::comm

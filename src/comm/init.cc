@@ -1,0 +1,164 @@
+#include "comm/init.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bootstrap/launcher_env.h"
+#include "bootstrap/rendezvous.h"
+#include "bootstrap/store.h"
+#include "core/env.h"
+#include "core/log.h"
+#include "net/socket.h"
+
+namespace weft::comm {
+namespace {
+
+constexpr char kIdTag[] = "weft-id-1";
+
+uint64_t RandomId() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+// Store servers started by weftGetUniqueId live until the process exits: the id may be
+// used by any number of ranks at any later time.
+std::mutex g_servers_mu;
+std::vector<std::unique_ptr<bootstrap::StoreServer>>& IdServers() {
+  static auto* servers = new std::vector<std::unique_ptr<bootstrap::StoreServer>>();
+  return *servers;
+}
+
+// What the bootstrap must keep alive for the communicator's lifetime.
+struct BootstrapState {
+  std::unique_ptr<bootstrap::StoreServer> server;  // on the rank that hosts the store
+  std::unique_ptr<bootstrap::StoreClient> client;
+};
+
+// Exchanges mesh cards through the store, each prefixed with the sender's idea of the
+// world size, so that a rank started with the wrong size is named instead of hanging.
+transport::AllGatherFn StoreAllGather(bootstrap::StoreClient* client, std::string prefix,
+                                      int rank, int size, Deadline deadline) {
+  return [=](const std::string& card) -> Result<std::vector<std::string>> {
+    std::string mine = fmt::format("{}#{}", size, card);
+    WEFT_ASSIGN_OR_RETURN(std::vector<std::string> cards,
+                          bootstrap::ExchangeCards(*client, prefix, rank, size, mine, deadline));
+    for (int r = 0; r < size; ++r) {
+      size_t hash = cards[r].find('#');
+      if (hash == std::string::npos) return ProtocolError("malformed card from rank " + std::to_string(r));
+      std::string their_size = cards[r].substr(0, hash);
+      if (their_size != std::to_string(size)) {
+        return InvalidUsage(fmt::format(
+            "rank {} was started with world size {}, but rank {} with world size {}", r,
+            their_size, rank, size));
+      }
+      cards[r].erase(0, hash + 1);
+    }
+    return cards;
+  };
+}
+
+Result<std::unique_ptr<Communicator>> Rendezvous(std::unique_ptr<BootstrapState> state,
+                                                 const std::string& prefix, uint64_t comm_id,
+                                                 int rank, int size, Deadline deadline) {
+  auto gather = StoreAllGather(state->client.get(), prefix, rank, size, deadline);
+  Communicator::Bootstrap keep{std::shared_ptr<void>(std::move(state))};
+  return Communicator::Create(rank, size, comm_id, gather, std::move(keep));
+}
+
+}  // namespace
+
+Status NewUniqueId(weftUniqueId* id) {
+  // The id carries the address of a store served from this process, on the first
+  // interface weft would use for traffic (WEFT_SOCKET_IFNAME), so other hosts reach it.
+  WEFT_ASSIGN_OR_RETURN(std::vector<net::Interface> ifaces, net::SelectInterfaces());
+  if (ifaces.empty()) return InvalidArgument("no network interface for the rendezvous store");
+  WEFT_ASSIGN_OR_RETURN(std::unique_ptr<bootstrap::StoreServer> server,
+                        bootstrap::StoreServer::Start(ifaces.front().addr));
+  std::string text = fmt::format("{} {} {:016x}", kIdTag, server->address().ToString(), RandomId());
+  if (text.size() >= sizeof(id->internal)) return Internal("unique id does not fit");
+  std::memset(id->internal, 0, sizeof(id->internal));
+  std::memcpy(id->internal, text.data(), text.size());
+  std::lock_guard<std::mutex> lock(g_servers_mu);
+  IdServers().push_back(std::move(server));
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Communicator>> InitRank(int nranks, const weftUniqueId& id, int rank) {
+  if (nranks < 1) return InvalidArgument(fmt::format("nranks {} must be at least 1", nranks));
+  if (rank < 0 || rank >= nranks)
+    return InvalidArgument(fmt::format("rank {} is out of range [0, {})", rank, nranks));
+  std::string text(id.internal, strnlen(id.internal, sizeof(id.internal)));
+  char tag[16] = {}, addr[100] = {};
+  unsigned long long nonce = 0;
+  if (std::sscanf(text.c_str(), "%15s %99s %llx", tag, addr, &nonce) != 3 ||
+      std::strcmp(tag, kIdTag) != 0) {
+    return InvalidArgument("the unique id is malformed (not made by weftGetUniqueId?)");
+  }
+  SetLogRank(rank);
+  WEFT_ASSIGN_OR_RETURN(double timeout, TimeoutSeconds());
+  Deadline deadline = Deadline::AfterSeconds(timeout);
+  WEFT_ASSIGN_OR_RETURN(net::SockAddr store_addr, net::SockAddr::Parse(addr));
+  auto state = std::make_unique<BootstrapState>();
+  WEFT_ASSIGN_OR_RETURN(state->client, bootstrap::StoreClient::Connect(store_addr, deadline));
+  return Rendezvous(std::move(state), fmt::format("weft/{:016x}/cards", nonce), nonce, rank,
+                    nranks, deadline);
+}
+
+Result<std::unique_ptr<Communicator>> InitFromEnv() {
+  // Each call in a process is a new communicator; the k-th call of every rank meets the
+  // k-th call of the others.
+  static std::atomic<int> generation{0};
+  int gen = generation++;
+
+  WEFT_ASSIGN_OR_RETURN(bootstrap::LaunchInfo info, bootstrap::DetectLaunch());
+  SetLogRank(info.rank);
+  WEFT_ASSIGN_OR_RETURN(double timeout, TimeoutSeconds());
+  Deadline deadline = Deadline::AfterSeconds(timeout);
+  auto state = std::make_unique<BootstrapState>();
+  WEFT_ASSIGN_OR_RETURN(net::SockAddr store_addr,
+                        net::SockAddr::FromHostPort(info.store_host, info.store_port));
+  if (info.host_store && gen == 0) {
+    // Listen on every address of the store's family, so both the name other ranks use
+    // and loopback reach it.
+    std::string any = store_addr.family() == AF_INET6 ? "::" : "0.0.0.0";
+    WEFT_ASSIGN_OR_RETURN(net::SockAddr bind_addr,
+                          net::SockAddr::FromHostPort(any, info.store_port));
+    auto server = bootstrap::StoreServer::Start(bind_addr);
+    if (!server.ok()) {
+      return server.status().WithContext(fmt::format(
+          "rank 0 ({}) could not serve the rendezvous store on port {}", info.launcher,
+          info.store_port));
+    }
+    state->server = std::move(server).value();
+  }
+  WEFT_ASSIGN_OR_RETURN(state->client, bootstrap::StoreClient::Connect(store_addr, deadline));
+
+  // Rank 0 picks the communicator id; everyone else reads it.
+  std::string prefix = fmt::format("weft/env{}", gen);
+  uint64_t comm_id;
+  if (info.rank == 0) {
+    comm_id = RandomId();
+    WEFT_RETURN_IF_ERROR(state->client->Set(prefix + "/id", fmt::format("{:016x}", comm_id), deadline));
+  } else {
+    auto got = state->client->Get(prefix + "/id", deadline);
+    if (!got.ok())
+      return got.status().WithContext(fmt::format(
+          "rank {} waited for rank 0 to publish the communicator id", info.rank));
+    char* end = nullptr;
+    comm_id = std::strtoull(got.value().c_str(), &end, 16);
+    if (got.value().empty() || *end != '\0')
+      return ProtocolError("the store holds a malformed communicator id: " + got.value());
+  }
+  WEFT_INFO("init from {} environment: rank {} of {}, store {}:{}", info.launcher, info.rank,
+            info.world_size, info.store_host, info.store_port);
+  return Rendezvous(std::move(state), prefix + "/cards", comm_id, info.rank, info.world_size,
+                    deadline);
+}
+
+}  // namespace weft::comm
