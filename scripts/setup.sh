@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what weft needs on Debian 12 (only what is missing) and builds it into
+# ./build. Used by both quick-start commands and by CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(cmake g++ make pkg-config libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+      libcli11-dev nlohmann-json3-dev iproute2 procps python3)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+BUILD_DIR=${WEFT_BUILD_DIR:-build}
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo} >/dev/null
+cmake --build "$BUILD_DIR" -j"$(nproc)"
+echo "setup: built into $BUILD_DIR"

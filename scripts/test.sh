@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Quick start, command 2: set up, build, and run the whole test suite (unit, multi-
+# process over shm and tcp, two-host network-namespace tests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+B=${WEFT_BUILD_DIR:-build}
+start=$(date +%s)
+ctest --test-dir "$B" --output-on-failure -j"$(nproc)" --timeout 900 "$@"
+echo "test.sh: suite finished in $(( $(date +%s) - start )) s"

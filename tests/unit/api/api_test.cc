@@ -1,0 +1,228 @@
+// The public C API in one process: argument checking, error strings, and small worlds
+// of thread ranks over both transports, including split and non-blocking calls.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "weft/weft.h"
+
+namespace weft::testing {
+namespace {
+
+TEST(ApiTest, EveryResultHasAString) {
+  for (int r = 0; r < weftNumResults; ++r) {
+    std::string s = weftGetErrorString(static_cast<weftResult_t>(r));
+    EXPECT_FALSE(s.empty());
+    EXPECT_EQ(s.find("unknown"), std::string::npos) << r;
+  }
+  EXPECT_NE(std::string(weftGetErrorString(static_cast<weftResult_t>(99))).find("unknown"),
+            std::string::npos);
+}
+
+TEST(ApiTest, VersionMatchesHeader) {
+  int v = 0;
+  ASSERT_EQ(weftGetVersion(&v), weftSuccess);
+  EXPECT_EQ(v, WEFT_VERSION_CODE);
+}
+
+TEST(ApiTest, NullCommunicatorIsAnInvalidArgument) {
+  float x = 0;
+  EXPECT_EQ(weftAllReduce(&x, &x, 1, weftFloat32, weftSum, nullptr), weftInvalidArgument);
+  EXPECT_NE(std::string(weftGetLastError(nullptr)).find("NULL"), std::string::npos);
+}
+
+TEST(ApiTest, InitRejectsBadRankAndSize) {
+  weftUniqueId id;
+  ASSERT_EQ(weftGetUniqueId(&id), weftSuccess);
+  weftComm_t comm = nullptr;
+  EXPECT_EQ(weftCommInitRank(&comm, 0, id, 0), weftInvalidArgument);
+  EXPECT_EQ(weftCommInitRank(&comm, 2, id, 2), weftInvalidArgument);
+  EXPECT_NE(std::string(weftGetLastError(nullptr)).find("rank 2"), std::string::npos);
+  weftUniqueId garbage;
+  std::memset(&garbage, 'x', sizeof(garbage));
+  EXPECT_EQ(weftCommInitRank(&comm, 1, garbage, 0), weftInvalidArgument);
+  EXPECT_NE(std::string(weftGetLastError(nullptr)).find("malformed"), std::string::npos);
+}
+
+TEST(ApiTest, BadArgumentsNameTheProblem) {
+  RunRanks(2, [](int rank, weftComm_t comm) {
+    float x[4] = {};
+    EXPECT_EQ(weftAllReduce(x, x, 4, static_cast<weftDataType_t>(42), weftSum, comm),
+              weftInvalidArgument);
+    EXPECT_NE(std::string(weftGetLastError(comm)).find("datatype"), std::string::npos);
+    EXPECT_EQ(weftBroadcast(x, x, 4, weftFloat32, 5, comm), weftInvalidArgument);
+    EXPECT_NE(std::string(weftGetLastError(comm)).find("root 5"), std::string::npos);
+    EXPECT_EQ(weftSend(x, 4, weftFloat32, rank, comm), weftInvalidArgument);
+    EXPECT_EQ(weftAllReduce(nullptr, x, 4, weftFloat32, weftSum, comm), weftInvalidArgument);
+    // Argument errors do not fail the communicator: a good call still works.
+    float v = 1.0f + rank;
+    ASSERT_EQ(weftAllReduce(&v, &v, 1, weftFloat32, weftSum, comm), weftSuccess)
+        << weftGetLastError(comm);
+    EXPECT_EQ(v, 3.0f);
+  });
+}
+
+TEST(ApiTest, WorldOfOne) {
+  RunRanks(1, [](int, weftComm_t comm) {
+    int n = 0, r = -1;
+    ASSERT_EQ(weftCommCount(comm, &n), weftSuccess);
+    ASSERT_EQ(weftCommUserRank(comm, &r), weftSuccess);
+    EXPECT_EQ(n, 1);
+    EXPECT_EQ(r, 0);
+    std::vector<int32_t> in = {1, 2, 3}, out(3, 0);
+    ASSERT_EQ(weftAllReduce(in.data(), out.data(), 3, weftInt32, weftSum, comm), weftSuccess);
+    EXPECT_EQ(out, in);
+    ASSERT_EQ(weftAllGather(in.data(), out.data(), 3, weftInt32, comm), weftSuccess);
+    EXPECT_EQ(out, in);
+    ASSERT_EQ(weftBarrier(comm), weftSuccess);
+  });
+}
+
+class TransportTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(TransportTest, AllReduceAcrossThreads) {
+  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
+  for (int n : {2, 3, 4}) {
+    RunRanks(n, [n](int rank, weftComm_t comm) {
+      const size_t count = 100003;
+      std::vector<float> buf(count);
+      for (size_t i = 0; i < count; ++i) buf[i] = static_cast<float>((rank + i) % 7);
+      ASSERT_EQ(weftAllReduce(buf.data(), buf.data(), count, weftFloat32, weftSum, comm),
+                weftSuccess)
+          << weftGetLastError(comm);
+      for (size_t i = 0; i < count; ++i) {
+        float want = 0;
+        for (int r = 0; r < n; ++r) want += static_cast<float>((r + i) % 7);
+        ASSERT_EQ(buf[i], want) << "index " << i;
+      }
+    });
+  }
+}
+
+TEST_P(TransportTest, SplitIntoEvenAndOdd) {
+  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
+  RunRanks(5, [](int rank, weftComm_t comm) {
+    weftComm_t sub = nullptr;
+    // Rank 4 opts out; the others split by parity, ordered by descending rank.
+    int color = rank == 4 ? WEFT_SPLIT_NOCOLOR : rank % 2;
+    ASSERT_EQ(weftCommSplit(comm, color, -rank, &sub), weftSuccess) << weftGetLastError(comm);
+    if (rank == 4) {
+      EXPECT_EQ(sub, nullptr);
+      return;
+    }
+    ASSERT_NE(sub, nullptr);
+    int n = 0, r = 0;
+    weftCommCount(sub, &n);
+    weftCommUserRank(sub, &r);
+    EXPECT_EQ(n, 2);
+    EXPECT_EQ(r, rank < 2 ? 1 : 0);  // keys are -rank: the higher old rank comes first
+    int64_t v = rank, sum = 0;
+    ASSERT_EQ(weftAllReduce(&v, &sum, 1, weftInt64, weftSum, sub), weftSuccess);
+    EXPECT_EQ(sum, rank % 2 == 0 ? 0 + 2 : 1 + 3);
+    weftCommDestroy(sub);
+  });
+}
+
+TEST_P(TransportTest, NonBlockingCallsRunInOrder) {
+  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
+  RunRanks(3, [](int rank, weftComm_t comm) {
+    std::vector<int32_t> a(1000, rank + 1), b(1000, 0), c(3000, 0);
+    weftRequest_t r1 = nullptr, r2 = nullptr;
+    ASSERT_EQ(weftIAllReduce(a.data(), a.data(), a.size(), weftInt32, weftSum, comm, &r1),
+              weftSuccess);
+    ASSERT_EQ(weftIAllGather(a.data(), c.data(), a.size(), weftInt32, comm, &r2), weftSuccess);
+    // A blocking call queued behind the two non-blocking ones.
+    int32_t root_value = rank == 1 ? 77 : 0;
+    ASSERT_EQ(weftBroadcast(&root_value, &root_value, 1, weftInt32, 1, comm), weftSuccess);
+    EXPECT_EQ(root_value, 77);
+    int done = 0;
+    while (!done) ASSERT_EQ(weftTest(r1, &done), weftSuccess);
+    ASSERT_EQ(weftWait(r2), weftSuccess) << weftGetLastError(comm);
+    for (int32_t x : a) ASSERT_EQ(x, 6);
+    for (int32_t x : c) ASSERT_EQ(x, 6);  // gathered after the allreduce finished
+    (void)b;
+  });
+}
+
+TEST_P(TransportTest, SendRecvRing) {
+  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
+  RunRanks(4, [](int rank, weftComm_t comm) {
+    std::vector<double> out(5000, rank), in(5000, -1);
+    weftRequest_t s = nullptr, r = nullptr;
+    ASSERT_EQ(weftISend(out.data(), out.size(), weftFloat64, (rank + 1) % 4, comm, &s), weftSuccess);
+    ASSERT_EQ(weftIRecv(in.data(), in.size(), weftFloat64, (rank + 3) % 4, comm, &r), weftSuccess);
+    ASSERT_EQ(weftWait(s), weftSuccess) << weftGetLastError(comm);
+    ASSERT_EQ(weftWait(r), weftSuccess) << weftGetLastError(comm);
+    for (double x : in) ASSERT_EQ(x, (rank + 3) % 4);
+  });
+}
+
+TEST_P(TransportTest, MismatchedCallsAreReportedNotCorrupted) {
+  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
+  ScopedEnv timeout("WEFT_TIMEOUT", "3");
+  RunRanks(2, [](int rank, weftComm_t comm) {
+    std::vector<float> buf(rank == 0 ? 64 : 128, 1.0f);
+    weftResult_t res;
+    if (rank == 0)
+      res = weftAllReduce(buf.data(), buf.data(), buf.size(), weftFloat32, weftSum, comm);
+    else
+      res = weftBroadcast(buf.data(), buf.data(), buf.size(), weftFloat32, 0, comm);
+    EXPECT_NE(res, weftSuccess);
+    std::string msg = weftGetLastError(comm);
+    EXPECT_TRUE(res == weftInvalidUsage || res == weftTimeout || res == weftRemoteError)
+        << weftGetErrorString(res) << ": " << msg;
+    EXPECT_NE(msg.find("rank"), std::string::npos) << msg;
+    // The communicator is failed now: later calls refuse with the cause.
+    EXPECT_EQ(weftBarrier(comm), weftAborted);
+    EXPECT_NE(std::string(weftGetLastError(comm)).find("failed earlier"), std::string::npos);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, TransportTest, ::testing::Values("tcp", "shm"));
+
+TEST(ApiTest, RendezvousThatNeverCompletesTimesOut) {
+  ScopedEnv timeout("WEFT_TIMEOUT", "2");
+  weftUniqueId id;
+  ASSERT_EQ(weftGetUniqueId(&id), weftSuccess);
+  weftComm_t comm = nullptr;
+  auto start = std::chrono::steady_clock::now();
+  weftResult_t res = weftCommInitRank(&comm, 2, id, 0);  // rank 1 never comes
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(res, weftTimeout) << weftGetLastError(nullptr);
+  EXPECT_LT(secs, 6.0);
+  std::string msg = weftGetLastError(nullptr);
+  EXPECT_NE(msg.find("1"), std::string::npos) << msg;  // names the missing rank
+}
+
+TEST(ApiTest, WrongWorldSizeIsNamed) {
+  ScopedEnv timeout("WEFT_TIMEOUT", "3");
+  weftUniqueId id;
+  ASSERT_EQ(weftGetUniqueId(&id), weftSuccess);
+  std::vector<std::string> errors(2);
+  std::vector<weftResult_t> results(2);
+  std::thread a([&] {
+    weftComm_t c = nullptr;
+    results[0] = weftCommInitRank(&c, 2, id, 0);
+    errors[0] = weftGetLastError(nullptr);
+  });
+  std::thread b([&] {
+    weftComm_t c = nullptr;
+    results[1] = weftCommInitRank(&c, 3, id, 1);
+    errors[1] = weftGetLastError(nullptr);
+  });
+  a.join();
+  b.join();
+  EXPECT_NE(results[0], weftSuccess);
+  EXPECT_NE(results[1], weftSuccess);
+  // Rank 0 sees rank 1's different size; rank 1 (size 3) waits for rank 2 in vain.
+  EXPECT_NE(errors[0].find("world size"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("2"), std::string::npos) << errors[1];
+}
+
+}  // namespace
+}  // namespace weft::testing
