@@ -1,0 +1,43 @@
+// Every algorithm's entry points, one pair per file in this folder, gathered here for
+// the registry (sched/registry.cc). Each Build* is a pure function of the spec.
+#pragma once
+
+#include "sched/schedule.h"
+
+namespace weft::sched::algo {
+
+// Most algorithms run on any world size.
+inline bool AnySize(const CollectiveSpec&) { return true; }
+inline bool PowerOfTwoSize(const CollectiveSpec& spec) {
+  return spec.size > 0 && (spec.size & (spec.size - 1)) == 0;
+}
+
+Schedule BuildAllReduceRing(const CollectiveSpec& spec);
+Schedule BuildAllReduceRecursiveDoubling(const CollectiveSpec& spec);
+Schedule BuildAllReduceBinomial(const CollectiveSpec& spec);
+
+Schedule BuildReduceBinomial(const CollectiveSpec& spec);
+Schedule BuildReduceRing(const CollectiveSpec& spec);
+
+Schedule BuildBroadcastBinomial(const CollectiveSpec& spec);
+Schedule BuildBroadcastRing(const CollectiveSpec& spec);
+
+Schedule BuildAllGatherRing(const CollectiveSpec& spec);
+Schedule BuildAllGatherRecursiveDoubling(const CollectiveSpec& spec);
+Schedule BuildAllGatherBruck(const CollectiveSpec& spec);
+
+Schedule BuildReduceScatterRing(const CollectiveSpec& spec);
+Schedule BuildReduceScatterPairwise(const CollectiveSpec& spec);
+
+Schedule BuildAllToAllPairwise(const CollectiveSpec& spec);
+Schedule BuildAllToAllBruck(const CollectiveSpec& spec);
+
+Schedule BuildGatherBinomial(const CollectiveSpec& spec);
+Schedule BuildGatherLinear(const CollectiveSpec& spec);
+
+Schedule BuildScatterBinomial(const CollectiveSpec& spec);
+Schedule BuildScatterLinear(const CollectiveSpec& spec);
+
+Schedule BuildBarrierDissemination(const CollectiveSpec& spec);
+
+}  // namespace weft::sched::algo

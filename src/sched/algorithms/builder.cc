@@ -1,0 +1,54 @@
+#include "sched/algorithms/builder.h"
+
+namespace weft::sched::algo {
+
+Builder::PendingRound& Builder::Current() {
+  if (rounds_.empty()) rounds_.emplace_back();
+  return rounds_.back();
+}
+
+void Builder::Send(int peer, const Slice& src) {
+  if (src.count == 0) return;
+  Current().comm.push_back(Step{StepKind::kSend, peer, src, {}});
+}
+
+void Builder::Recv(int peer, const Slice& dst) {
+  if (dst.count == 0) return;
+  Current().comm.push_back(Step{StepKind::kRecv, peer, {}, dst});
+}
+
+void Builder::SendToken(int peer) {
+  Current().comm.push_back(Step{StepKind::kSend, peer, Scratch(0, 0), {}});
+}
+
+void Builder::RecvToken(int peer) {
+  Current().comm.push_back(Step{StepKind::kRecv, peer, {}, Scratch(0, 0)});
+}
+
+void Builder::Reduce(const Slice& dst, const Slice& src) {
+  if (dst.count == 0) return;
+  Current().local.push_back(Step{StepKind::kReduce, -1, src, dst});
+}
+
+void Builder::Copy(const Slice& dst, const Slice& src) {
+  if (dst.count == 0) return;
+  if (dst.buf == src.buf && dst.offset == src.offset) return;
+  Current().local.push_back(Step{StepKind::kCopy, -1, src, dst});
+}
+
+Schedule Builder::Finish(bool inplace_safe) {
+  Schedule schedule;
+  schedule.scratch_count = scratch_;
+  schedule.inplace_safe = inplace_safe;
+  for (PendingRound& pending : rounds_) {
+    if (pending.comm.empty() && pending.local.empty()) continue;
+    Round round;
+    round.steps = std::move(pending.comm);
+    round.steps.insert(round.steps.end(), pending.local.begin(), pending.local.end());
+    schedule.rounds.push_back(std::move(round));
+  }
+  rounds_.clear();
+  return schedule;
+}
+
+}  // namespace weft::sched::algo

@@ -1,0 +1,80 @@
+// A small helper that algorithms use to emit one rank's schedule.
+//
+// Steps go into the current round; NewRound() starts the next one. Within a round the
+// builder keeps sends and receives ahead of the local steps (the order the IR runs them
+// in), drops empty messages and copies (both ends of a message compute the same count,
+// so both drop it) and drops rounds that end up empty. A rank that sits out a tree
+// level therefore just has no round for it: rounds are this rank's sequencing only,
+// messages are matched per pair of ranks in FIFO order.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+#include "sched/schedule.h"
+
+namespace weft::sched::algo {
+
+inline Slice In(size_t offset, size_t count) { return {Buf::kInput, offset, count}; }
+inline Slice Out(size_t offset, size_t count) { return {Buf::kOutput, offset, count}; }
+inline Slice Scratch(size_t offset, size_t count) { return {Buf::kScratch, offset, count}; }
+
+// `s` moved `elems` further into its buffer with a new count (sub-slices of a region).
+inline Slice Sub(const Slice& s, size_t elems, size_t count) {
+  return {s.buf, s.offset + elems, count};
+}
+
+// The rank `distance` steps after `rank` on a ring of `size` (distance may be negative).
+inline int RingPeer(int rank, int size, long long distance) {
+  long long p = (static_cast<long long>(rank) + distance) % size;
+  return static_cast<int>(p < 0 ? p + size : p);
+}
+
+// Smallest power of two >= n (n >= 1).
+inline int CeilPow2(int n) {
+  int p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+// Largest power of two <= n (n >= 1).
+inline int FloorPow2(int n) {
+  int p = 1;
+  while (p * 2 <= n) p <<= 1;
+  return p;
+}
+// Lowest set bit of v (v > 0).
+inline int LowBit(int v) { return v & -v; }
+
+class Builder {
+ public:
+  // Starts a new round; later steps go into it.
+  void NewRound() { rounds_.emplace_back(); }
+
+  // Messages and local steps with zero elements are dropped.
+  void Send(int peer, const Slice& src);
+  void Recv(int peer, const Slice& dst);
+  // Zero-element messages that are kept (barrier notifications).
+  void SendToken(int peer);
+  void RecvToken(int peer);
+  void Reduce(const Slice& dst, const Slice& src);
+  // A copy whose source and destination are the same slice is dropped.
+  void Copy(const Slice& dst, const Slice& src);
+
+  // Declares that the schedule uses scratch[0, count).
+  void NeedScratch(size_t count) { scratch_ = std::max(scratch_, count); }
+
+  Schedule Finish(bool inplace_safe = true);
+
+ private:
+  struct PendingRound {
+    std::vector<Step> comm;
+    std::vector<Step> local;
+  };
+  PendingRound& Current();
+
+  std::vector<PendingRound> rounds_;
+  size_t scratch_ = 0;
+};
+
+}  // namespace weft::sched::algo

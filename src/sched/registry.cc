@@ -1,0 +1,75 @@
+// The table of every algorithm. Order matters only for listings (and is stable); the
+// planner picks by name.
+#include "sched/registry.h"
+
+#include "sched/algorithms/algorithms.h"
+
+namespace weft::sched {
+
+const std::vector<Algorithm>& AllAlgorithms() {
+  using C = Collective;
+  namespace a = algo;
+  static const std::vector<Algorithm> kAlgorithms = {
+      {"ring", C::kAllReduce,
+       "ring reduce-scatter then ring allgather; bandwidth-optimal for large messages",
+       a::AnySize, a::BuildAllReduceRing},
+      {"recursive_doubling", C::kAllReduce,
+       "lg p whole-vector exchanges, extra ranks folded in; latency-optimal for small messages",
+       a::AnySize, a::BuildAllReduceRecursiveDoubling},
+      {"binomial", C::kAllReduce, "binomial-tree reduce to rank 0 then binomial broadcast",
+       a::AnySize, a::BuildAllReduceBinomial},
+
+      {"binomial", C::kReduce, "binomial-tree reduce to the root", a::AnySize,
+       a::BuildReduceBinomial},
+      {"ring", C::kReduce, "ring reduce-scatter then every chunk straight to the root",
+       a::AnySize, a::BuildReduceRing},
+
+      {"binomial", C::kBroadcast, "binomial-tree broadcast: lg p rounds of whole messages",
+       a::AnySize, a::BuildBroadcastBinomial},
+      {"ring", C::kBroadcast, "pipelined chain from the root, message cut into segments",
+       a::AnySize, a::BuildBroadcastRing},
+
+      {"ring", C::kAllGather, "ring allgather: p-1 steps of one block", a::AnySize,
+       a::BuildAllGatherRing},
+      {"recursive_doubling", C::kAllGather,
+       "lg p exchanges of doubling block ranges; power-of-two world sizes only",
+       a::PowerOfTwoSize, a::BuildAllGatherRecursiveDoubling},
+      {"bruck", C::kAllGather, "Bruck: ceil(lg p) steps through scratch, then a rotation",
+       a::AnySize, a::BuildAllGatherBruck},
+
+      {"ring", C::kReduceScatter, "ring reduce-scatter: p-1 steps of one block", a::AnySize,
+       a::BuildReduceScatterRing},
+      {"pairwise", C::kReduceScatter,
+       "direct: in step k send block r+k to its owner, reduce the block from r-k", a::AnySize,
+       a::BuildReduceScatterPairwise},
+
+      {"pairwise", C::kAllToAll,
+       "p-1 steps; in step k send to r+k and receive from r-k; for large blocks", a::AnySize,
+       a::BuildAllToAllPairwise},
+      {"bruck", C::kAllToAll, "Bruck: ceil(lg p) steps with packing; for small blocks",
+       a::AnySize, a::BuildAllToAllBruck},
+
+      {"binomial", C::kGather, "binomial tree: subtrees gathered through scratch", a::AnySize,
+       a::BuildGatherBinomial},
+      {"linear", C::kGather, "every rank sends its block straight to the root", a::AnySize,
+       a::BuildGatherLinear},
+
+      {"binomial", C::kScatter, "binomial tree: subtrees handed down through scratch",
+       a::AnySize, a::BuildScatterBinomial},
+      {"linear", C::kScatter, "the root sends every rank its block directly", a::AnySize,
+       a::BuildScatterLinear},
+
+      {"dissemination", C::kBarrier, "ceil(lg p) rounds of empty messages to r + 2^k",
+       a::AnySize, a::BuildBarrierDissemination},
+  };
+  return kAlgorithms;
+}
+
+const Algorithm* FindAlgorithm(Collective coll, std::string_view name) {
+  for (const Algorithm& algorithm : AllAlgorithms()) {
+    if (algorithm.coll == coll && name == algorithm.name) return &algorithm;
+  }
+  return nullptr;
+}
+
+}  // namespace weft::sched

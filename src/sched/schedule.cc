@@ -1,0 +1,115 @@
+// Names, buffer sizes and the text dump of the schedule IR (see schedule.h).
+#include "sched/schedule.h"
+
+#include <string>
+
+#include <fmt/format.h>
+
+namespace weft::sched {
+namespace {
+
+const char* BufName(Buf b) {
+  switch (b) {
+    case Buf::kInput: return "input";
+    case Buf::kOutput: return "output";
+    case Buf::kScratch: return "scratch";
+  }
+  return "?";
+}
+
+std::string SliceString(const Slice& s) {
+  return fmt::format("{}[{}+{}]", BufName(s.buf), s.offset, s.count);
+}
+
+bool IsRoot(const CollectiveSpec& spec) { return spec.rank == spec.root; }
+
+}  // namespace
+
+const char* CollectiveName(Collective c) {
+  switch (c) {
+    case Collective::kAllReduce: return "allreduce";
+    case Collective::kReduce: return "reduce";
+    case Collective::kBroadcast: return "broadcast";
+    case Collective::kAllGather: return "allgather";
+    case Collective::kReduceScatter: return "reducescatter";
+    case Collective::kAllToAll: return "alltoall";
+    case Collective::kGather: return "gather";
+    case Collective::kScatter: return "scatter";
+    case Collective::kBarrier: return "barrier";
+  }
+  return "unknown";
+}
+
+// Buffers that only matter at the root (broadcast's and scatter's input, reduce's and
+// gather's output) count 0 elements on the other ranks: a schedule must not touch them
+// there, because NCCL lets non-roots pass null or short buffers.
+size_t InputCount(const CollectiveSpec& spec) {
+  const size_t all = static_cast<size_t>(spec.size) * spec.count;
+  switch (spec.coll) {
+    case Collective::kAllReduce:
+    case Collective::kReduce:
+    case Collective::kAllGather:
+    case Collective::kGather: return spec.count;
+    case Collective::kBroadcast: return IsRoot(spec) ? spec.count : 0;
+    case Collective::kReduceScatter:
+    case Collective::kAllToAll: return all;
+    case Collective::kScatter: return IsRoot(spec) ? all : 0;
+    case Collective::kBarrier: return 0;
+  }
+  return 0;
+}
+
+size_t OutputCount(const CollectiveSpec& spec) {
+  const size_t all = static_cast<size_t>(spec.size) * spec.count;
+  switch (spec.coll) {
+    case Collective::kAllReduce:
+    case Collective::kBroadcast:
+    case Collective::kReduceScatter:
+    case Collective::kScatter: return spec.count;
+    case Collective::kReduce: return IsRoot(spec) ? spec.count : 0;
+    case Collective::kAllGather:
+    case Collective::kAllToAll: return all;
+    case Collective::kGather: return IsRoot(spec) ? all : 0;
+    case Collective::kBarrier: return 0;
+  }
+  return 0;
+}
+
+long long InPlaceOffset(const CollectiveSpec& spec) {
+  const long long block = static_cast<long long>(spec.rank) * static_cast<long long>(spec.count);
+  switch (spec.coll) {
+    case Collective::kAllGather:
+    case Collective::kGather: return block;
+    case Collective::kReduceScatter:
+    case Collective::kScatter: return -block;
+    default: return 0;
+  }
+}
+
+std::string ToString(const Schedule& schedule) {
+  std::string out = fmt::format("schedule: {} rounds, scratch {}{}\n", schedule.rounds.size(),
+                                schedule.scratch_count,
+                                schedule.inplace_safe ? "" : ", not in-place safe");
+  for (size_t r = 0; r < schedule.rounds.size(); ++r) {
+    out += fmt::format("round {}:\n", r);
+    for (const Step& step : schedule.rounds[r].steps) {
+      switch (step.kind) {
+        case StepKind::kSend:
+          out += fmt::format("  send to {} {}\n", step.peer, SliceString(step.src));
+          break;
+        case StepKind::kRecv:
+          out += fmt::format("  recv from {} {}\n", step.peer, SliceString(step.dst));
+          break;
+        case StepKind::kReduce:
+          out += fmt::format("  reduce {} <- {}\n", SliceString(step.dst), SliceString(step.src));
+          break;
+        case StepKind::kCopy:
+          out += fmt::format("  copy {} <- {}\n", SliceString(step.dst), SliceString(step.src));
+          break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace weft::sched
