@@ -8,6 +8,7 @@
 // Wire protocol (all integers little-endian), one request then one response:
 //   request:  u32 total_len | u8 cmd | u32 key_len | key | [u32 val_len | val | i64 arg]
 //   response: u32 total_len | u8 status | payload
+// (details in store_protocol.h)
 // The server validates every length against the frame and a maximum (kMaxFrame);
 // anything malformed closes that connection and leaves the store serving the others.
 #pragma once
@@ -30,7 +31,8 @@ class StoreServer {
   // Starts serving on `addr` (port 0: any free port) in a background thread.
   static Result<std::unique_ptr<StoreServer>> Start(const net::SockAddr& addr);
   ~StoreServer();  // stops the thread and closes every connection
-  // The address clients should connect to (the bound port filled in).
+  // The address clients should connect to (the bound port filled in). When started on a
+  // wildcard address (0.0.0.0 / ::), publish a real interface address with this port.
   const net::SockAddr& address() const;
 
   struct Impl;
@@ -39,6 +41,17 @@ class StoreServer {
   std::unique_ptr<Impl> impl_;
 };
 
+struct StoreRequest;
+
+// Synchronous client: each call sends one request and waits for its response.
+// Thread-safety: not thread-safe; use one client per thread (a parked Get would block
+// every other call on a shared connection anyway).
+// Errors: DeadlineExceeded names the key and the store address; Unavailable when the
+// server closed the connection (it exited); InvalidArgument for a key longer than
+// kMaxKeyLen or a frame over kMaxFrame, or an Add on a value that is not an integer.
+// After a failed call (e.g. a Get that timed out while the server still holds it) the
+// connection is dropped and the next call reconnects, so a late answer can never be
+// mistaken for the answer to a later request.
 class StoreClient {
  public:
   // Connects (retrying until `deadline`: the server may not be up yet).
@@ -50,13 +63,20 @@ class StoreClient {
   // Waits until `key` exists. DeadlineExceeded message names the key.
   Result<std::string> Get(const std::string& key, const Deadline& deadline);
   // Atomically adds `delta` to the integer at `key` (absent: 0); returns the new value.
+  // The value is stored as decimal text, so a Get of the key returns e.g. "3".
   Result<int64_t> Add(const std::string& key, int64_t delta, const Deadline& deadline);
   // Non-blocking existence check.
   Result<bool> Check(const std::string& key, const Deadline& deadline);
 
+  const net::SockAddr& address() const { return addr_; }
+
  private:
-  explicit StoreClient(net::Fd fd);
+  StoreClient(net::Fd fd, const net::SockAddr& addr);
+  // Sends `req`, returns the OK payload. `what` prefixes every error.
+  Result<std::string> Call(const StoreRequest& req, const Deadline& deadline,
+                           const std::string& what);
   net::Fd fd_;
+  net::SockAddr addr_;
 };
 
 }  // namespace weft::bootstrap
