@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/status.h"
+
 namespace weft::transport {
 
 inline constexpr uint32_t kWireMagic = 0x54464557;  // "WEFT" little-endian
@@ -27,7 +29,20 @@ struct WireHeader {
 #pragma pack(pop)
 static_assert(sizeof(WireHeader) == 32, "WireHeader is 32 bytes on the wire");
 
+// The dtype_op field: (dtype << 8) | redop, from core/types.h DataType and RedOp values.
+inline constexpr uint32_t PackDtypeOp(uint32_t dtype, uint32_t redop) {
+  return (dtype << 8) | (redop & 0xffu);
+}
+
 // "allreduce seq 7 step 3 float32/sum 4096 bytes"
 std::string Describe(const WireHeader& h);
+
+// Checks a header that `self` received from `peer` against the one its RecvOp expects.
+// ProtocolError ("garbage from rank P") when magic or version is wrong: the bytes are
+// not a weft header. InvalidUsage naming both ranks and both Describe() strings when
+// kind, seq, step, dtype_op or bytes differ: the ranks made different calls. `via`
+// ("tcp 10.0.0.2:4312") is named in the garbage error, where the path matters.
+Status CheckHeader(const WireHeader& got, const WireHeader& expect, int self, int peer,
+                   const std::string& via = "");
 
 }  // namespace weft::transport

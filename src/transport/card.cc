@@ -1,0 +1,103 @@
+#include "transport/card.h"
+
+#include <cctype>
+#include <charconv>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace weft::transport {
+namespace {
+
+constexpr const char* kCardVersionLine = "weft-card 1";
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t end = s.find(sep, start);
+    parts.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) return parts;
+    start = end + 1;
+  }
+}
+
+bool IsToken(const std::string& s) {
+  if (s.empty()) return false;
+  for (unsigned char c : s)
+    if (c <= 0x20 || c >= 0x7f) return false;
+  return true;
+}
+
+template <typename T>
+bool ParseNumber(const std::string& s, T* out, int base = 10) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out, base);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+Status Bad(const std::string& why, const std::string& line) {
+  return ProtocolError(fmt::format("malformed transport card: {} in '{}'", why, line));
+}
+
+}  // namespace
+
+const char* TransportModeName(TransportMode mode) {
+  switch (mode) {
+    case TransportMode::kAuto: return "auto";
+    case TransportMode::kTcp: return "tcp";
+    case TransportMode::kShm: return "shm";
+  }
+  return "?";
+}
+
+std::string EncodeCard(const Card& card) {
+  std::string out = fmt::format("{}\nrank {} size {} comm {:016x} mode {}\nhost {}\ntcp",
+                                kCardVersionLine, card.rank, card.size, card.comm_id,
+                                TransportModeName(card.mode), card.host_id);
+  for (const auto& a : card.tcp) out += " " + a.ToString();
+  return out;
+}
+
+Result<Card> DecodeCard(const std::string& text) {
+  std::vector<std::string> lines = Split(text, '\n');
+  if (lines.size() != 4) return Bad(fmt::format("{} lines, expected 4", lines.size()), text);
+  if (lines[0] != kCardVersionLine) return Bad("unknown version line", lines[0]);
+
+  Card card;
+  std::vector<std::string> f = Split(lines[1], ' ');
+  if (f.size() != 8 || f[0] != "rank" || f[2] != "size" || f[4] != "comm" || f[6] != "mode")
+    return Bad("bad identity line", lines[1]);
+  if (!ParseNumber(f[1], &card.rank) || !ParseNumber(f[3], &card.size) ||
+      !ParseNumber(f[5], &card.comm_id, 16) || f[5].size() != 16 || card.size < 1 ||
+      card.rank < 0 || card.rank >= card.size)
+    return Bad("bad rank, size or comm", lines[1]);
+  if (f[7] == "auto") {
+    card.mode = TransportMode::kAuto;
+  } else if (f[7] == "tcp") {
+    card.mode = TransportMode::kTcp;
+  } else if (f[7] == "shm") {
+    card.mode = TransportMode::kShm;
+  } else {
+    return Bad("unknown mode", lines[1]);
+  }
+
+  if (lines[2].rfind("host ", 0) != 0 || !IsToken(lines[2].substr(5)))
+    return Bad("bad host line", lines[2]);
+  card.host_id = lines[2].substr(5);
+
+  std::vector<std::string> t = Split(lines[3], ' ');
+  if (t[0] != "tcp") return Bad("bad tcp line", lines[3]);
+  for (size_t i = 1; i < t.size(); ++i) {
+    // Numeric "a.b.c.d:port" or "[v6]:port" only: a card never needs name resolution.
+    if (t[i].empty() || !(std::isdigit(static_cast<unsigned char>(t[i][0])) || t[i][0] == '['))
+      return Bad("bad tcp address '" + t[i] + "'", lines[3]);
+    Result<net::SockAddr> a = net::SockAddr::Parse(t[i]);
+    if (!a.ok()) return Bad(a.status().message(), lines[3]);
+    if (a->port() == 0) return Bad("tcp address without port '" + t[i] + "'", lines[3]);
+    card.tcp.push_back(a.value());
+  }
+  return card;
+}
+
+}  // namespace weft::transport

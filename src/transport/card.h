@@ -1,0 +1,38 @@
+// The card each rank publishes during Mesh::Connect: who it is, which host it runs on
+// and where it listens for tcp. Cards are text, one field per line, and decoding is
+// strict (exact field order, no extra lines, every address parses), because a card
+// comes from another process and a garbled one must fail loudly here rather than as a
+// confusing connection error later.
+//
+//   weft-card 1
+//   rank 3 size 4 comm 00000000deadbeef mode auto
+//   host myhost|5f1c...|net:[4026531840]
+//   tcp 10.0.0.2:4312 127.0.0.1:4312        (no addresses: just "tcp")
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "net/socket.h"
+#include "transport/mesh.h"
+
+namespace weft::transport {
+
+struct Card {
+  int rank = 0;
+  int size = 0;
+  uint64_t comm_id = 0;
+  TransportMode mode = TransportMode::kAuto;
+  std::string host_id;                // no whitespace
+  std::vector<net::SockAddr> tcp;     // numeric addresses with port, in preference order
+};
+
+std::string EncodeCard(const Card& card);
+// ProtocolError describing the first problem found.
+Result<Card> DecodeCard(const std::string& text);
+
+const char* TransportModeName(TransportMode mode);  // "auto", "tcp", "shm"
+
+}  // namespace weft::transport

@@ -1,0 +1,143 @@
+// Mesh::Connect: exchange cards, choose a transport per peer, set up shm then tcp.
+#include "transport/mesh.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/env.h"
+#include "core/log.h"
+#include "transport/card.h"
+#include "transport/shm/shm_setup.h"
+#include "transport/tcp/tcp_link.h"
+#include "transport/tcp/tcp_setup.h"
+
+namespace weft::transport {
+namespace {
+
+Status CheckOptions(const MeshOptions& o) {
+  if (o.size < 1 || o.rank < 0 || o.rank >= o.size)
+    return InvalidArgument(fmt::format("Mesh::Connect: rank {} is not in a world of size {}",
+                                       o.rank, o.size));
+  return Status::Ok();
+}
+
+// Decodes every card and checks that they describe one consistent communicator.
+Result<std::vector<Card>> DecodeCards(const MeshOptions& o, const std::vector<std::string>& raw) {
+  if (static_cast<int>(raw.size()) != o.size)
+    return Internal(fmt::format("rank {}: card exchange returned {} cards for {} ranks", o.rank,
+                                raw.size(), o.size));
+  std::vector<Card> cards;
+  for (int r = 0; r < o.size; ++r) {
+    Result<Card> c = DecodeCard(raw[r]);
+    if (!c.ok()) return c.status().WithContext(fmt::format("rank {}: card from rank {}", o.rank, r));
+    if (c->rank != r || c->size != o.size || c->comm_id != o.comm_id) {
+      return InvalidUsage(fmt::format(
+          "rank {}: the card at index {} is from rank {} of {} (comm {:#x}); expected rank {} of "
+          "{} (comm {:#x})",
+          o.rank, r, c->rank, c->size, c->comm_id, r, o.size, o.comm_id));
+    }
+    if (c->mode != o.mode) {
+      // Ranks choosing different transports for one pair would wait for each other on
+      // different paths until the deadline; say so now instead.
+      return InvalidUsage(fmt::format("rank {} uses WEFT_TRANSPORT={} but rank {} uses {}",
+                                      o.rank, TransportModeName(o.mode), r,
+                                      TransportModeName(c->mode)));
+    }
+    cards.push_back(std::move(c).value());
+  }
+  return cards;
+}
+
+// Same-host peers first try loopback; other hosts never get it (it would reach the wrong
+// machine), and otherwise the advertised order is kept.
+std::vector<net::SockAddr> AddressesToTry(const Card& peer, bool same_host) {
+  std::vector<net::SockAddr> out;
+  if (same_host)
+    for (const auto& a : peer.tcp)
+      if (tcp::IsLoopback(a)) out.push_back(a);
+  for (const auto& a : peer.tcp)
+    if (!tcp::IsLoopback(a)) out.push_back(a);
+  return out;
+}
+
+}  // namespace
+
+Result<TransportMode> TransportModeFromEnv() {
+  std::string v = GetEnv("WEFT_TRANSPORT").value_or("");
+  if (v.empty() || v == "auto") return TransportMode::kAuto;
+  if (v == "tcp") return TransportMode::kTcp;
+  if (v == "shm") return TransportMode::kShm;
+  return InvalidArgument(fmt::format("WEFT_TRANSPORT='{}' is not one of: auto, tcp, shm", v));
+}
+
+Mesh::~Mesh() = default;
+
+Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGatherFn& allgather) {
+  WEFT_RETURN_IF_ERROR(CheckOptions(o));
+  std::unique_ptr<Mesh> mesh(new Mesh());
+  mesh->rank_ = o.rank;
+  mesh->links_.resize(o.size);
+
+  // Listen before publishing the card, so a peer that reads our address finds us up.
+  Card mine;
+  mine.rank = o.rank;
+  mine.size = o.size;
+  mine.comm_id = o.comm_id;
+  mine.mode = o.mode;
+  mine.host_id = LocalHostId();
+  tcp::Listener listener;
+  if (o.size > 1 && o.mode != TransportMode::kShm) {
+    Result<tcp::Listener> l = tcp::OpenListener(o.rank);
+    if (!l.ok()) return l.status().WithContext(fmt::format("rank {}: tcp listener", o.rank));
+    listener = std::move(l).value();
+    mine.tcp = listener.addrs;
+  }
+
+  Result<std::vector<std::string>> raw = allgather(EncodeCard(mine));
+  if (!raw.ok())
+    return raw.status().WithContext(fmt::format("rank {}: exchanging transport cards", o.rank));
+  WEFT_ASSIGN_OR_RETURN(std::vector<Card> cards, DecodeCards(o, raw.value()));
+  for (const Card& c : cards) mesh->host_ids_.push_back(c.host_id);
+
+  // Choose per peer; the choice is symmetric because every rank sees the same cards.
+  std::vector<int> shm_peers;
+  std::vector<tcp::TcpPeer> connect_to;
+  std::vector<int> accept_from;
+  for (int r = 0; r < o.size; ++r) {
+    if (r == o.rank) continue;
+    bool same_host = cards[r].host_id == mine.host_id;
+    if (same_host && o.mode != TransportMode::kTcp) {
+      shm_peers.push_back(r);
+    } else if (o.mode == TransportMode::kShm) {
+      return InvalidArgument(fmt::format(
+          "rank {}: WEFT_TRANSPORT=shm, but rank {} is on another host ({} vs {})", o.rank, r,
+          cards[r].host_id, mine.host_id));
+    } else if (r < o.rank) {
+      connect_to.push_back(tcp::TcpPeer{r, AddressesToTry(cards[r], same_host)});
+    } else {
+      accept_from.push_back(r);
+    }
+  }
+  WEFT_INFO("rank {}: {} shm peer(s), {} tcp peer(s)", o.rank, shm_peers.size(),
+            connect_to.size() + accept_from.size());
+
+  WEFT_ASSIGN_OR_RETURN(auto shm_links,
+                        shm::ConnectShmPeers(o.rank, o.comm_id, shm_peers, o.deadline));
+  for (auto& l : shm_links) mesh->links_[l->peer()] = std::move(l);
+
+  if (!connect_to.empty() || !accept_from.empty()) {
+    WEFT_ASSIGN_OR_RETURN(std::vector<tcp::TcpConnection> conns,
+                          tcp::ConnectPeers(o.rank, o.size, o.comm_id, listener.fd.get(),
+                                            connect_to, accept_from, o.deadline));
+    for (tcp::TcpConnection& c : conns) {
+      WEFT_RETURN_IF_ERROR(tcp::TuneDataSocket(c.fd.get())
+                               .WithContext(fmt::format("rank {}: socket to rank {}", o.rank, c.rank)));
+      mesh->links_[c.rank] =
+          std::make_unique<tcp::TcpLink>(o.rank, c.rank, std::move(c.fd), std::move(c.addr));
+    }
+  }
+  return mesh;  // the listener closes here: every connection is made
+}
+
+}  // namespace weft::transport

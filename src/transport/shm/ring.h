@@ -1,0 +1,82 @@
+// A single-producer / single-consumer byte ring in shared memory. One process writes,
+// another reads; they synchronize only through two monotonically increasing byte
+// counters (head: bytes ever written, tail: bytes ever read) with acquire/release
+// ordering, so no locks are taken and neither side ever waits.
+//
+// Thread-safety: exactly one producer calls Write and exactly one consumer calls Read.
+// The control block lives in the shared segment; a Ring object is a per-process view
+// that also caches the other side's counter to avoid touching its cache line on every
+// call.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace weft::transport::shm {
+
+// head and tail sit on separate cache lines: each is written by one side only, so
+// keeping them apart avoids false sharing between producer and consumer.
+struct RingControl {
+  alignas(64) std::atomic<uint64_t> head{0};  // written by the producer
+  alignas(64) std::atomic<uint64_t> tail{0};  // written by the consumer
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free,
+              "ring counters must be lock-free to be shared between processes");
+
+class Ring {
+ public:
+  Ring() = default;
+  // REQUIRES: size is a power of two; data has `size` bytes.
+  Ring(RingControl* ctl, uint8_t* data, uint64_t size)
+      : ctl_(ctl), data_(data), size_(size), mask_(size - 1) {}
+
+  // Producer: copies up to n bytes in, as many as fit. Returns the count copied.
+  size_t Write(const void* src, size_t n) {
+    uint64_t head = ctl_->head.load(std::memory_order_relaxed);
+    if (size_ - (head - cached_tail_) < n)
+      cached_tail_ = ctl_->tail.load(std::memory_order_acquire);
+    size_t k = std::min<uint64_t>(n, size_ - (head - cached_tail_));
+    if (k == 0) return 0;
+    size_t off = head & mask_;
+    size_t first = std::min<size_t>(k, size_ - off);
+    std::memcpy(data_ + off, src, first);
+    std::memcpy(data_, static_cast<const uint8_t*>(src) + first, k - first);
+    ctl_->head.store(head + k, std::memory_order_release);
+    return k;
+  }
+
+  // Consumer: copies up to n bytes out, as many as are there. Returns the count copied.
+  size_t Read(void* dst, size_t n) {
+    uint64_t tail = ctl_->tail.load(std::memory_order_relaxed);
+    if (cached_head_ - tail < n) cached_head_ = ctl_->head.load(std::memory_order_acquire);
+    size_t k = std::min<uint64_t>(n, cached_head_ - tail);
+    if (k == 0) return 0;
+    size_t off = tail & mask_;
+    size_t first = std::min<size_t>(k, size_ - off);
+    std::memcpy(dst, data_ + off, first);
+    std::memcpy(static_cast<uint8_t*>(dst) + first, data_, k - first);
+    ctl_->tail.store(tail + k, std::memory_order_release);
+    return k;
+  }
+
+  // Consumer: bytes available to read now.
+  size_t Readable() {
+    cached_head_ = ctl_->head.load(std::memory_order_acquire);
+    return cached_head_ - ctl_->tail.load(std::memory_order_relaxed);
+  }
+
+  uint64_t size() const { return size_; }
+
+ private:
+  RingControl* ctl_ = nullptr;
+  uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+  uint64_t mask_ = 0;
+  uint64_t cached_tail_ = 0;  // producer's last view of tail
+  uint64_t cached_head_ = 0;  // consumer's last view of head
+};
+
+}  // namespace weft::transport::shm

@@ -1,0 +1,104 @@
+// The POSIX shared-memory segment shared by one pair of ranks on the same host. It holds
+// two byte rings (one per direction) and, per side, the owner's pid and flags used to
+// notice a peer that closed or died.
+//
+// Life cycle: the lower rank Create()s the segment (O_EXCL), the higher rank Open()s it
+// and marks itself attached, and the creator, in WaitPeerAttached(), shm_unlink()s the
+// name as soon as both are attached, so that nothing is left in /dev/shm even if both
+// processes are later killed. Only a crash between Create and that unlink can leave a
+// segment behind; Create detects such a stale one (its creator is dead) and replaces it.
+//
+// Thread-safety: a segment is used by one thread of each process at a time.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/deadline.h"
+#include "core/status.h"
+#include "transport/shm/ring.h"
+
+namespace weft::transport::shm {
+
+// One side's identity and state, on its own cache line.
+struct SideInfo {
+  alignas(64) std::atomic<int32_t> pid{0};
+  uint64_t pid_ns = 0;                    // inode of /proc/self/ns/pid (0: unknown)
+  std::atomic<uint32_t> attached{0};      // set once the side has mapped the segment
+  std::atomic<uint32_t> closed{0};        // set when the side's link is destroyed
+};
+
+inline constexpr uint64_t kSegmentMagic = 0x314d485354464557ull;  // "WEFTSHM1"
+inline constexpr uint32_t kSegmentVersion = 1;
+
+// At offset 0 of the segment; ring data follows at SegmentLayout::data_offset.
+struct SegmentHeader {
+  std::atomic<uint64_t> magic{0};  // stored last (release) by the creator
+  uint32_t version = 0;
+  int32_t ranks[2] = {0, 0};       // [0]: the lower (creating) rank, [1]: the higher
+  uint64_t comm_id = 0;
+  uint64_t ring_bytes = 0;
+  SideInfo side[2];
+  RingControl ring[2];             // ring[s] carries bytes written by side s
+};
+
+// Default bytes per ring (per direction); WEFT_SHM_RING_BYTES overrides.
+inline constexpr uint64_t kDefaultRingBytes = 4ull << 20;
+
+// WEFT_SHM_RING_BYTES: a power of two in [4 KiB, 1 GiB]; InvalidArgument otherwise.
+Result<uint64_t> RingBytesFromEnv();
+
+class Segment {
+ public:
+  // "/weft-u<uid>-<comm_id hex>-<lo>-<hi>"
+  static std::string Name(uint64_t comm_id, int lo, int hi);
+
+  // Creates the segment for ranks self < peer with two rings of ring_bytes each. Never
+  // waits for the peer. Errors: a live segment of the same name already exists (another
+  // communicator with this comm_id), /dev/shm is full.
+  static Result<std::unique_ptr<Segment>> Create(uint64_t comm_id, int self, int peer,
+                                                 uint64_t ring_bytes);
+  // Opens the segment created by peer < self, retrying until it exists and is
+  // initialised, or until `deadline`.
+  static Result<std::unique_ptr<Segment>> Open(uint64_t comm_id, int self, int peer,
+                                               const Deadline& deadline);
+  // Creator only: waits (bounded) until the peer has attached, then unlinks the name.
+  Status WaitPeerAttached(const Deadline& deadline);
+
+  // Marks this side closed (the peer's link then fails with "peer closed"), unmaps, and
+  // unlinks the name if that has not happened yet.
+  ~Segment();
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+
+  int side() const { return side_; }  // 0: creator (lower rank), 1: opener
+  SegmentHeader* header() const { return header_; }
+  // The ring this side writes into / reads from.
+  Ring SendRing() const { return MakeRing(side_); }
+  Ring RecvRing() const { return MakeRing(1 - side_); }
+  const SideInfo& peer_info() const { return header_->side[1 - side_]; }
+  const std::string& name() const { return name_; }
+
+ private:
+  Segment(std::string name, int side, void* base, size_t bytes);
+  Ring MakeRing(int writer) const;
+
+  std::string name_;
+  int side_;
+  void* base_;
+  size_t bytes_;
+  SegmentHeader* header_;
+  bool unlinked_ = false;
+};
+
+// This process's pid namespace inode (0 if unknown): pids are only comparable, and a
+// peer's liveness only checkable, when both sides share it.
+uint64_t PidNamespace();
+// True if `pid` is known to be gone: kill(pid, 0) fails with ESRCH, or it is a zombie.
+bool ProcessIsDead(pid_t pid);
+
+}  // namespace weft::transport::shm

@@ -1,0 +1,59 @@
+// A Link to a peer over one connected TCP socket. Each message is its 32-byte WireHeader
+// followed by the payload. Sends gather headers and payloads of queued ops into one
+// sendmsg(2); receives read the header first, check it against the front RecvOp, and only
+// then read the payload straight into the user's buffer (no staging copy).
+//
+// Bytes of a message for which no RecvOp is posted yet are left in the socket (the
+// kernel buffers them, and TCP flow control holds the sender back), so the link never
+// needs memory of its own for early messages.
+//
+// Never blocks: every syscall is MSG_DONTWAIT. The executor polls PollFd() for POLLIN,
+// and for POLLOUT while WantsWrite().
+//
+// Thread-safety: one thread at a time per link.
+#pragma once
+
+#include <deque>
+#include <string>
+
+#include "net/socket.h"
+#include "transport/link.h"
+
+namespace weft::transport::tcp {
+
+class TcpLink final : public Link {
+ public:
+  // `fd`: a connected stream socket (TCP; a socketpair in tests). `peer_addr` names the
+  // peer's address in error messages ("10.0.0.2:4312").
+  TcpLink(int self, int peer, net::Fd fd, std::string peer_addr);
+
+  void PostSend(SendOp* op) override { sends_.push_back(op); }
+  void PostRecv(RecvOp* op) override { recvs_.push_back(op); }
+  Result<bool> Progress() override;
+  bool Busy() const override { return !sends_.empty() || !recvs_.empty(); }
+  int PollFd() const override { return fd_.get(); }
+  bool WantsWrite() const override { return !sends_.empty(); }
+  const char* Name() const override { return "tcp"; }
+
+ private:
+  Result<bool> ProgressSends();
+  Result<bool> ProgressRecvs();
+  // Unavailable (closed/reset) or SystemError for a failed send/recv; `err` is errno,
+  // 0 for EOF.
+  Status ConnectionError(int err, bool mid_message) const;
+
+  net::Fd fd_;
+  std::string peer_addr_;
+
+  std::deque<SendOp*> sends_;
+  uint64_t send_off_ = 0;  // bytes of the front send (header + payload) already sent
+
+  std::deque<RecvOp*> recvs_;
+  WireHeader in_header_;
+  uint64_t in_header_off_ = 0;  // bytes of in_header_ read so far
+  uint64_t recv_off_ = 0;       // payload bytes of the front recv read so far
+
+  Status failed_;
+};
+
+}  // namespace weft::transport::tcp

@@ -1,0 +1,61 @@
+// Setting up the TCP connections of a mesh. Each rank listens on one port (wildcard
+// address, so every selected interface reaches it) before the cards are exchanged, so
+// that by the time a peer knows the address the listener is already up. Then rank i
+// connects to every tcp peer j < i and accepts from every tcp peer j > i.
+//
+// Handshake (on every new connection, before any data): the connecting rank sends
+// {magic, version, comm_id, rank, size}; the acceptor checks it, routes the socket to
+// that rank and answers with the same record carrying its own rank. Connections that
+// fail the check (foreign magic, other communicator, rank out of range or not expected,
+// duplicate) are closed with a WARN, and accepting goes on until the deadline.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/deadline.h"
+#include "core/status.h"
+#include "net/socket.h"
+
+namespace weft::transport::tcp {
+
+struct Listener {
+  net::Fd fd;
+  std::vector<net::SockAddr> addrs;  // the addresses to advertise, port filled in
+};
+
+// Listens on the wildcard address of the family of the selected interfaces (IPv4 if any
+// is IPv4, else IPv6) and returns the addresses to advertise: every selected interface's
+// address, then loopback (used by peers on the same host).
+Result<Listener> OpenListener(int rank);
+
+// True for 127.0.0.0/8 and ::1.
+bool IsLoopback(const net::SockAddr& addr);
+
+struct TcpPeer {
+  int rank = 0;
+  std::vector<net::SockAddr> addrs;  // tried in order (connect side only)
+};
+
+struct TcpConnection {
+  int rank = -1;
+  net::Fd fd;
+  std::string addr;  // the peer's address, for error messages
+};
+
+// Connects to every peer in `connect_to` (all of lower rank), then accepts one
+// connection from every rank in `accept_from` (all of higher rank) on `listen_fd`.
+// Returns the connections in the order connect_to then accept_from. Bounded by
+// `deadline`; errors name this rank, the peer and the addresses tried.
+Result<std::vector<TcpConnection>> ConnectPeers(int self, int size, uint64_t comm_id,
+                                                int listen_fd,
+                                                const std::vector<TcpPeer>& connect_to,
+                                                const std::vector<int>& accept_from,
+                                                const Deadline& deadline);
+
+// Socket settings for a data connection: non-blocking, TCP_NODELAY, and large kernel
+// buffers where the system allows them.
+Status TuneDataSocket(int fd);
+
+}  // namespace weft::transport::tcp

@@ -1,0 +1,74 @@
+// Describing and checking wire headers. The checks here are what turns "the ranks
+// called different collectives" from silent memory corruption into an error that
+// names both ranks and both calls.
+#include "transport/wire.h"
+
+#include <fmt/format.h>
+
+#include "core/types.h"
+
+namespace weft::transport {
+namespace {
+
+// sched::Collective values in order. Kept as names here (not via sched/) because the
+// transport layer must not depend on the scheduler (sched/schedule.h lists the enum).
+constexpr const char* kCollectiveNames[] = {
+    "allreduce", "reduce",  "broadcast", "allgather", "reducescatter",
+    "alltoall",  "gather",  "scatter",   "barrier",
+};
+constexpr int kNumKinds = sizeof(kCollectiveNames) / sizeof(kCollectiveNames[0]);
+
+std::string KindName(uint16_t kind) {
+  if (kind < kNumKinds) return kCollectiveNames[kind];
+  if (kind == kPointToPoint) return "p2p";
+  return fmt::format("kind {:#x}", kind);
+}
+
+std::string DtypeOpName(uint32_t dtype_op) {
+  uint32_t dtype = dtype_op >> 8;
+  uint32_t op = dtype_op & 0xffu;
+  if (dtype < static_cast<uint32_t>(kNumDataTypes) && op < static_cast<uint32_t>(kNumRedOps)) {
+    return fmt::format("{}/{}", DataTypeName(static_cast<DataType>(dtype)),
+                       RedOpName(static_cast<RedOp>(op)));
+  }
+  return fmt::format("dtype_op {:#x}", dtype_op);
+}
+
+// The likeliest cause of a mismatch, from the first field that differs, so the user
+// reads a diagnosis rather than two headers to compare by eye.
+const char* MismatchCause(const WireHeader& got, const WireHeader& expect) {
+  if (got.kind != expect.kind) return "the ranks called different collectives";
+  if (got.seq != expect.seq)
+    return "the ranks are at different calls (one skipped or repeated a collective)";
+  if (got.dtype_op != expect.dtype_op)
+    return "the ranks passed different data types or reduction operators";
+  if (got.bytes != expect.bytes) return "the ranks passed different counts";
+  return "the ranks run different schedules (different algorithm, root or world size)";
+}
+
+}  // namespace
+
+std::string Describe(const WireHeader& h) {
+  return fmt::format("{} seq {} step {} {} {} bytes", KindName(h.kind), h.seq, h.step,
+                     DtypeOpName(h.dtype_op), h.bytes);
+}
+
+Status CheckHeader(const WireHeader& got, const WireHeader& expect, int self, int peer,
+                   const std::string& via) {
+  if (got.magic != kWireMagic || got.version != kWireVersion) {
+    return ProtocolError(fmt::format(
+        "rank {} received garbage from rank {}{}: header magic {:#010x} version {} "
+        "(expected {:#010x} version {})",
+        self, peer, via.empty() ? "" : " (" + via + ")", got.magic, got.version, kWireMagic,
+        kWireVersion));
+  }
+  if (got.kind != expect.kind || got.seq != expect.seq || got.step != expect.step ||
+      got.dtype_op != expect.dtype_op || got.bytes != expect.bytes) {
+    return InvalidUsage(fmt::format("rank {} expected {} from rank {}, but rank {} sent {}: {}",
+                                    self, Describe(expect), peer, peer, Describe(got),
+                                    MismatchCause(got, expect)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace weft::transport

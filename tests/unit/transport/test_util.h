@@ -1,0 +1,112 @@
+// Helpers for transport tests: ranks as threads in one process, a card exchange through
+// shared memory, and a progress loop like the executor's.
+#pragma once
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/deadline.h"
+#include "core/status.h"
+#include "transport/link.h"
+#include "transport/mesh.h"
+
+namespace weft::transport::testing {
+
+// A comm_id no other test (or concurrent test binary) uses.
+inline uint64_t UniqueCommId() {
+  static std::atomic<uint64_t> counter{1};
+  return (static_cast<uint64_t>(getpid()) << 24) ^ (counter++ * 0x9e3779b97f4a7c15ull >> 8);
+}
+
+// An AllGatherFn for N threads of one process: each deposits its string and waits (until
+// its deadline) for all N; supports repeated rounds.
+class ThreadAllGather {
+ public:
+  explicit ThreadAllGather(int n) : n_(n), slots_(n) {}
+
+  AllGatherFn For(int rank, Deadline deadline) {
+    return [this, rank, deadline](const std::string& mine) -> Result<std::vector<std::string>> {
+      std::unique_lock<std::mutex> lock(mu_);
+      int gen = generation_;
+      slots_[rank] = mine;
+      if (++arrived_ == n_) {
+        results_[gen] = slots_;
+        arrived_ = 0;
+        ++generation_;
+        cv_.notify_all();
+      } else if (!cv_.wait_until(lock, deadline.at(), [&] { return generation_ > gen; })) {
+        return DeadlineExceeded("rank " + std::to_string(rank) + ": test allgather timed out");
+      }
+      return results_[gen];
+    };
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int n_;
+  std::vector<std::string> slots_;
+  int arrived_ = 0;
+  int generation_ = 0;
+  std::map<int, std::vector<std::string>> results_;
+};
+
+// Calls Progress on every busy link until none is busy, like the executor: yields when
+// nothing moved. Returns the first link error, or DeadlineExceeded.
+inline Status Pump(const std::vector<Link*>& links, Deadline deadline) {
+  while (true) {
+    bool busy = false;
+    bool moved = false;
+    for (Link* l : links) {
+      if (l == nullptr || !l->Busy()) continue;
+      Result<bool> r = l->Progress();
+      if (!r.ok()) return r.status();
+      moved = moved || r.value();
+      busy = busy || l->Busy();
+    }
+    if (!busy) return Status::Ok();
+    if (deadline.expired()) return DeadlineExceeded("Pump: ops still pending at the deadline");
+    if (!moved) sched_yield();
+  }
+}
+
+// Runs fn(rank) on `n` threads and joins them.
+inline void RunRanks(int n, const std::function<void(int)>& fn) {
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) threads.emplace_back(fn, r);
+  for (auto& t : threads) t.join();
+}
+
+inline WireHeader Header(uint16_t kind, uint64_t seq, uint32_t step, uint64_t bytes,
+                         uint32_t dtype_op = PackDtypeOp(8, 0)) {
+  WireHeader h;
+  h.kind = kind;
+  h.seq = seq;
+  h.step = step;
+  h.dtype_op = dtype_op;
+  h.bytes = bytes;
+  return h;
+}
+
+// Deterministic bytes for the message src -> dst of a given size.
+inline uint8_t PatternByte(int src, int dst, size_t size, size_t i) {
+  return static_cast<uint8_t>(src * 131 + dst * 31 + size * 7 + i * 13 + (i >> 12));
+}
+
+inline std::vector<uint8_t> Pattern(int src, int dst, size_t size) {
+  std::vector<uint8_t> v(size);
+  for (size_t i = 0; i < size; ++i) v[i] = PatternByte(src, dst, size, i);
+  return v;
+}
+
+}  // namespace weft::transport::testing

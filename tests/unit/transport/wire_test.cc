@@ -1,0 +1,62 @@
+#include "transport/wire.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace weft::transport {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::Header;
+
+TEST(WireTest, DescribeNamesEveryKind) {
+  const char* names[] = {"allreduce", "reduce", "broadcast", "allgather", "reducescatter",
+                         "alltoall",  "gather", "scatter",   "barrier"};
+  for (uint16_t k = 0; k < 9; ++k)
+    EXPECT_EQ(Describe(Header(k, 1, 0, 8)).rfind(names[k], 0), 0u) << k;
+  EXPECT_EQ(Describe(Header(kPointToPoint, 3, 0, 0, PackDtypeOp(0, 0))),
+            "p2p seq 3 step 0 int8/sum 0 bytes");
+  EXPECT_EQ(Describe(Header(0, 7, 3, 4096)), "allreduce seq 7 step 3 float32/sum 4096 bytes");
+  EXPECT_EQ(Describe(Header(2, 1, 0, 2, PackDtypeOp(7, 3))), "broadcast seq 1 step 0 bfloat16/max 2 bytes");
+  // Values outside the tables still describe, never crash.
+  EXPECT_THAT(Describe(Header(77, 1, 0, 0, 0xffff)), HasSubstr("kind 0x4d"));
+  EXPECT_THAT(Describe(Header(77, 1, 0, 0, 0xffff)), HasSubstr("dtype_op 0xffff"));
+}
+
+TEST(WireTest, CheckHeaderAcceptsTheExpectedHeader) {
+  EXPECT_TRUE(CheckHeader(Header(0, 7, 2, 4096), Header(0, 7, 2, 4096), 1, 3).ok());
+}
+
+TEST(WireTest, GarbageIsProtocolError) {
+  WireHeader got = Header(0, 7, 2, 4096);
+  got.magic = 0xdeadbeef;
+  Status s = CheckHeader(got, Header(0, 7, 2, 4096), 1, 3, "tcp 1.2.3.4:5");
+  EXPECT_EQ(s.code(), Code::kProtocolError);
+  EXPECT_THAT(s.message(), HasSubstr("garbage from rank 3 (tcp 1.2.3.4:5)"));
+  got = Header(0, 7, 2, 4096);
+  got.version = 9;
+  EXPECT_EQ(CheckHeader(got, Header(0, 7, 2, 4096), 1, 3).code(), Code::kProtocolError);
+}
+
+TEST(WireTest, MismatchNamesBothHeadersAndTheCause) {
+  Status s = CheckHeader(Header(2, 7, 0, 1024), Header(0, 7, 2, 4096), 1, 3);
+  EXPECT_EQ(s.code(), Code::kInvalidUsage);
+  EXPECT_EQ(s.message(),
+            "rank 1 expected allreduce seq 7 step 2 float32/sum 4096 bytes from rank 3, but "
+            "rank 3 sent broadcast seq 7 step 0 float32/sum 1024 bytes: the ranks called "
+            "different collectives");
+  EXPECT_THAT(CheckHeader(Header(0, 8, 2, 4096), Header(0, 7, 2, 4096), 1, 3).message(),
+              HasSubstr("different calls"));
+  EXPECT_THAT(CheckHeader(Header(0, 7, 2, 4096, PackDtypeOp(9, 0)), Header(0, 7, 2, 4096), 1, 3)
+                  .message(),
+              HasSubstr("different data types"));
+  EXPECT_THAT(CheckHeader(Header(0, 7, 2, 4000), Header(0, 7, 2, 4096), 1, 3).message(),
+              HasSubstr("different counts"));
+  EXPECT_THAT(CheckHeader(Header(0, 7, 3, 4096), Header(0, 7, 2, 4096), 1, 3).message(),
+              HasSubstr("different schedules"));
+}
+
+}  // namespace
+}  // namespace weft::transport
