@@ -1,16 +1,27 @@
 // Who am I and where is the rendezvous store, from the environment of the launcher that
-// started this process. Checked in order, the first that is complete wins:
+// started this process. Checked in this order; the first whose rank and world-size
+// variables are both set wins:
 //   weftrun:  WEFT_RANK, WEFT_WORLD_SIZE, WEFT_LOCAL_RANK, WEFT_LOCAL_WORLD_SIZE,
 //             WEFT_STORE_ADDR (host:port, served by weftrun itself)
-//   torchrun: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT
-//   Slurm:    SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NTASKS_PER_NODE /
-//             SLURM_TASKS_PER_NODE, + MASTER_ADDR/MASTER_PORT or the first host of
-//             SLURM_STEP_NODELIST/SLURM_JOB_NODELIST and a port derived from SLURM_JOB_ID
+//   torchrun: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT.
+//             When TORCHELASTIC_USE_AGENT_STORE=True, torchrun's agent already serves its
+//             own TCPStore on MASTER_PORT, so weft's store uses MASTER_PORT+1.
 //   Open MPI: OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK,
-//             OMPI_COMM_WORLD_LOCAL_SIZE, + MASTER_ADDR/MASTER_PORT or WEFT_STORE_ADDR
+//             OMPI_COMM_WORLD_LOCAL_SIZE, + MASTER_ADDR/MASTER_PORT or WEFT_STORE_ADDR.
+//             Checked before Slurm: under mpirun inside an allocation SLURM_PROCID is the
+//             index of Open MPI's daemon, not the rank.
+//   Slurm:    SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NTASKS_PER_NODE /
+//             SLURM_TASKS_PER_NODE (+ SLURM_NODEID), + MASTER_ADDR/MASTER_PORT, or else
+//             the first host of SLURM_STEP_NODELIST/SLURM_JOB_NODELIST with port
+//             20000 + (SLURM_JOB_ID % 20000) (every rank of a job derives the same port;
+//             concurrent jobs on one node almost never collide).
 // WEFT_STORE_ADDR, when set, overrides the store address of any launcher; WEFT_STORE_PORT
-// overrides the port. When no launcher provides a store, rank 0 hosts it
-// (`host_store` is true on rank 0 only).
+// overrides the port (of any source). When no launcher provides a store, rank 0 hosts it:
+// `host_store` is true on rank 0 for every launcher except weftrun with WEFT_STORE_ADDR.
+// Empty variables count as unset. Local rank/size default to 0/1 when absent.
+// Errors (InvalidArgument, naming the variable): malformed or negative numbers, rank >=
+// world size, local rank >= local world size, a half-set weftrun/Open MPI pair, no store
+// address or port, a bad Slurm nodelist.
 #pragma once
 
 #include <map>
