@@ -1,0 +1,223 @@
+#include "transport/shm/shm_link.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+#include "transport/shm/segment.h"
+
+namespace weft::transport::shm {
+namespace {
+
+using ::testing::HasSubstr;
+using transport::testing::Header;
+using transport::testing::Pattern;
+using transport::testing::Pump;
+using transport::testing::UniqueCommId;
+
+bool NameExists(const std::string& name) {
+  int fd = shm_open(name.c_str(), O_RDONLY, 0);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+// Both ends of one pair in this process: rank 0 creates, rank 1 opens.
+struct Pair {
+  std::unique_ptr<ShmLink> a, b;
+};
+
+Pair MakePair(uint64_t comm, uint64_t ring_bytes) {
+  auto seg0 = Segment::Create(comm, 0, 1, ring_bytes);
+  EXPECT_TRUE(seg0.ok()) << seg0.status().ToString();
+  auto seg1 = Segment::Open(comm, 1, 0, Deadline::AfterSeconds(5));
+  EXPECT_TRUE(seg1.ok()) << seg1.status().ToString();
+  EXPECT_TRUE((*seg0)->WaitPeerAttached(Deadline::AfterSeconds(5)).ok());
+  return Pair{std::make_unique<ShmLink>(0, 1, std::move(seg0).value()),
+              std::make_unique<ShmLink>(1, 0, std::move(seg1).value())};
+}
+
+TEST(ShmSegmentTest, NameIsGoneOnceBothAttached) {
+  uint64_t comm = UniqueCommId();
+  auto seg0 = Segment::Create(comm, 0, 1, 4096);
+  ASSERT_TRUE(seg0.ok()) << seg0.status().ToString();
+  EXPECT_TRUE(NameExists(Segment::Name(comm, 0, 1)));
+  auto seg1 = Segment::Open(comm, 1, 0, Deadline::AfterSeconds(5));
+  ASSERT_TRUE(seg1.ok()) << seg1.status().ToString();
+  ASSERT_TRUE((*seg0)->WaitPeerAttached(Deadline::AfterSeconds(5)).ok());
+  EXPECT_FALSE(NameExists(Segment::Name(comm, 0, 1)));
+}
+
+TEST(ShmSegmentTest, OpenTimesOutNamingThePeer) {
+  Result<std::unique_ptr<Segment>> s =
+      Segment::Open(UniqueCommId(), 3, 1, Deadline::AfterSeconds(0.05));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), Code::kDeadlineExceeded);
+  EXPECT_THAT(s.status().message(), HasSubstr("rank 3: timed out opening shared memory segment"));
+  EXPECT_THAT(s.status().message(), HasSubstr("from rank 1"));
+}
+
+TEST(ShmSegmentTest, WaitPeerAttachedTimesOutAndUnlinksOnDestruction) {
+  uint64_t comm = UniqueCommId();
+  auto seg = Segment::Create(comm, 0, 1, 4096);
+  ASSERT_TRUE(seg.ok());
+  Status s = (*seg)->WaitPeerAttached(Deadline::AfterSeconds(0.05));
+  EXPECT_EQ(s.code(), Code::kDeadlineExceeded);
+  EXPECT_THAT(s.message(), HasSubstr("rank 0: timed out waiting for rank 1 to attach"));
+  seg->reset();
+  EXPECT_FALSE(NameExists(Segment::Name(comm, 0, 1)));
+}
+
+TEST(ShmSegmentTest, LiveDuplicateIsAnErrorStaleOneIsReplaced) {
+  uint64_t comm = UniqueCommId();
+  auto first = Segment::Create(comm, 0, 1, 4096);
+  ASSERT_TRUE(first.ok());
+  auto dup = Segment::Create(comm, 0, 1, 4096);
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.status().code(), Code::kInvalidUsage);
+  EXPECT_THAT(dup.status().message(), HasSubstr("already exists and its creator"));
+  first->reset();
+
+  // A creator that crashes before unlinking leaves a stale segment behind.
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto seg = Segment::Create(comm, 0, 1, 4096);
+    _exit(seg.ok() ? 0 : 1);  // no destructors: the name stays
+  }
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(child, &wstatus, 0), child);
+  ASSERT_EQ(WEXITSTATUS(wstatus), 0);
+  ASSERT_TRUE(NameExists(Segment::Name(comm, 0, 1)));
+  auto fresh = Segment::Create(comm, 0, 1, 4096);
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+}
+
+TEST(ShmSegmentTest, RingBytesFromEnv) {
+  unsetenv("WEFT_SHM_RING_BYTES");
+  EXPECT_EQ(RingBytesFromEnv().value(), kDefaultRingBytes);
+  setenv("WEFT_SHM_RING_BYTES", "65536", 1);
+  EXPECT_EQ(RingBytesFromEnv().value(), 65536u);
+  for (const char* bad : {"1000", "2048", "abc", "4294967296"}) {
+    setenv("WEFT_SHM_RING_BYTES", bad, 1);
+    EXPECT_EQ(RingBytesFromEnv().status().code(), Code::kInvalidArgument) << bad;
+  }
+  unsetenv("WEFT_SHM_RING_BYTES");
+}
+
+TEST(ShmLinkTest, MessagesLargerThanTheRingInBothDirections) {
+  Pair p = MakePair(UniqueCommId(), 4096);
+  const size_t sizes[] = {0, 1, 31, 33, 4095, 4096, 4097, 100000};
+  std::vector<std::vector<uint8_t>> out_a, out_b, in_a, in_b;
+  std::vector<SendOp> sa(std::size(sizes)), sb(std::size(sizes));
+  std::vector<RecvOp> ra(std::size(sizes)), rb(std::size(sizes));
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    out_a.push_back(Pattern(0, 1, sizes[i]));
+    out_b.push_back(Pattern(1, 0, sizes[i]));
+    in_a.emplace_back(sizes[i]);
+    in_b.emplace_back(sizes[i]);
+  }
+  // Queue everything first: ops of one direction complete in FIFO order.
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    sa[i] = SendOp{Header(0, 1, i, sizes[i]), out_a[i].data()};
+    sb[i] = SendOp{Header(0, 1, i, sizes[i]), out_b[i].data()};
+    ra[i] = RecvOp{Header(0, 1, i, sizes[i]), in_a[i].data()};
+    rb[i] = RecvOp{Header(0, 1, i, sizes[i]), in_b[i].data()};
+    p.a->PostSend(&sa[i]);
+    p.b->PostSend(&sb[i]);
+    p.a->PostRecv(&ra[i]);
+    p.b->PostRecv(&rb[i]);
+  }
+  ASSERT_TRUE(Pump({p.a.get(), p.b.get()}, Deadline::AfterSeconds(10)).ok());
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    EXPECT_TRUE(sa[i].done && sb[i].done && ra[i].done && rb[i].done);
+    EXPECT_EQ(in_a[i], out_b[i]) << sizes[i];
+    EXPECT_EQ(in_b[i], out_a[i]) << sizes[i];
+  }
+}
+
+TEST(ShmLinkTest, HeaderMismatchIsInvalidUsageNamingBoth) {
+  Pair p = MakePair(UniqueCommId(), 4096);
+  std::vector<uint8_t> buf(4096);
+  SendOp s{Header(2, 7, 0, 1024), buf.data()};
+  RecvOp r{Header(0, 7, 2, 4096), buf.data()};
+  p.a->PostSend(&s);
+  p.b->PostRecv(&r);
+  Status st = Pump({p.a.get(), p.b.get()}, Deadline::AfterSeconds(5));
+  EXPECT_EQ(st.code(), Code::kInvalidUsage);
+  EXPECT_THAT(st.message(), HasSubstr("rank 1 expected allreduce seq 7 step 2 float32/sum 4096 "
+                                      "bytes from rank 0, but rank 0 sent broadcast seq 7 step 0"));
+  EXPECT_FALSE(r.done);
+  // The link stays failed.
+  EXPECT_EQ(p.b->Progress().status().code(), Code::kInvalidUsage);
+}
+
+TEST(ShmLinkTest, PeerClosedIsUnavailable) {
+  Pair p = MakePair(UniqueCommId(), 4096);
+  // Data sent before the close is still delivered.
+  std::vector<uint8_t> data = Pattern(0, 1, 100), got(100), more(10);
+  SendOp s{Header(0, 1, 0, 100), data.data()};
+  p.a->PostSend(&s);
+  ASSERT_TRUE(Pump({p.a.get()}, Deadline::AfterSeconds(5)).ok());
+  p.a.reset();
+  RecvOp r{Header(0, 1, 0, 100), got.data()};
+  p.b->PostRecv(&r);
+  ASSERT_TRUE(Pump({p.b.get()}, Deadline::AfterSeconds(5)).ok());
+  EXPECT_EQ(got, data);
+  RecvOp r2{Header(0, 1, 1, 10), more.data()};
+  p.b->PostRecv(&r2);
+  Status st = Pump({p.b.get()}, Deadline::AfterSeconds(5));
+  EXPECT_EQ(st.code(), Code::kUnavailable);
+  EXPECT_EQ(st.message(), "rank 1 lost connection to rank 0 (shm): peer closed");
+}
+
+// A peer process killed mid-transfer is noticed through its pid within a few seconds,
+// even before its parent reaps it (a zombie counts as dead).
+TEST(ShmLinkTest, KilledPeerProcessIsDetected) {
+  uint64_t comm = UniqueCommId();
+  auto seg0 = Segment::Create(comm, 0, 1, 64 << 10);
+  ASSERT_TRUE(seg0.ok()) << seg0.status().ToString();
+  constexpr size_t kBytes = 9 << 20;
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto seg1 = Segment::Open(comm, 1, 0, Deadline::AfterSeconds(10));
+    if (!seg1.ok()) _exit(1);
+    ShmLink link(1, 0, std::move(seg1).value());
+    std::vector<uint8_t> data = Pattern(1, 0, kBytes);
+    SendOp s{Header(0, 1, 0, kBytes), data.data()};
+    link.PostSend(&s);
+    (void)Pump({&link}, Deadline::AfterSeconds(20));
+    _exit(0);
+  }
+  ASSERT_TRUE((*seg0)->WaitPeerAttached(Deadline::AfterSeconds(10)).ok());
+  ShmLink link(0, 1, std::move(seg0).value());
+  std::vector<uint8_t> got(kBytes);
+  RecvOp r{Header(0, 1, 0, kBytes), got.data()};
+  link.PostRecv(&r);
+  // Receive a while, so the child is surely mid-transfer.
+  Deadline first = Deadline::AfterSeconds(10);
+  while (got[(1 << 20)] == 0 && !first.expired()) ASSERT_TRUE(link.Progress().ok());
+  ASSERT_FALSE(first.expired());
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  auto start = std::chrono::steady_clock::now();
+  Status st = Pump({&link}, Deadline::AfterSeconds(5));
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  waitpid(child, nullptr, 0);
+  EXPECT_EQ(st.code(), Code::kUnavailable) << st.ToString();
+  EXPECT_THAT(st.message(), HasSubstr("rank 1 (pid " + std::to_string(child) + ") died"));
+  EXPECT_LT(secs, 3.0);
+  EXPECT_FALSE(r.done);
+}
+
+}  // namespace
+}  // namespace weft::transport::shm

@@ -1,0 +1,158 @@
+// TcpLink over a socketpair: the framing, checks and error paths, without the network.
+#include "transport/tcp/tcp_link.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace weft::transport::tcp {
+namespace {
+
+using ::testing::HasSubstr;
+using transport::testing::Header;
+using transport::testing::Pattern;
+using transport::testing::Pump;
+
+struct Pair {
+  std::unique_ptr<TcpLink> a, b;
+};
+
+Pair MakePair() {
+  int fds[2];
+  EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
+  return Pair{std::make_unique<TcpLink>(0, 1, net::Fd(fds[0]), "peer-b"),
+              std::make_unique<TcpLink>(1, 0, net::Fd(fds[1]), "peer-a")};
+}
+
+// One end as a link (rank 0, peer 1), the other as a raw socket to inject bytes.
+std::pair<std::unique_ptr<TcpLink>, net::Fd> LinkAndRaw() {
+  int fds[2];
+  EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
+  return {std::make_unique<TcpLink>(0, 1, net::Fd(fds[0]), "10.9.8.7:4312"), net::Fd(fds[1])};
+}
+
+TEST(TcpLinkTest, ManyMessagesOfAllSizesBothWays) {
+  Pair p = MakePair();
+  EXPECT_EQ(p.a->PollFd() >= 0, true);
+  const size_t sizes[] = {0, 0, 1, 31, 32, 33, 4095, 1 << 20, 0, 3 << 20, 7};
+  size_t n = std::size(sizes);
+  std::vector<std::vector<uint8_t>> out_a, out_b, in_a, in_b;
+  std::vector<SendOp> sa(n), sb(n);
+  std::vector<RecvOp> ra(n), rb(n);
+  for (size_t i = 0; i < n; ++i) {
+    out_a.push_back(Pattern(0, 1, sizes[i]));
+    out_b.push_back(Pattern(1, 0, sizes[i]));
+    in_a.emplace_back(sizes[i]);
+    in_b.emplace_back(sizes[i]);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    sa[i] = SendOp{Header(3, 9, i, sizes[i]), out_a[i].data()};
+    sb[i] = SendOp{Header(3, 9, i, sizes[i]), out_b[i].data()};
+    p.a->PostSend(&sa[i]);
+    p.b->PostSend(&sb[i]);
+  }
+  EXPECT_TRUE(p.a->WantsWrite());
+  for (size_t i = 0; i < n; ++i) {
+    ra[i] = RecvOp{Header(3, 9, i, sizes[i]), in_a[i].data()};
+    rb[i] = RecvOp{Header(3, 9, i, sizes[i]), in_b[i].data()};
+    p.a->PostRecv(&ra[i]);
+    p.b->PostRecv(&rb[i]);
+  }
+  Status st = Pump({p.a.get(), p.b.get()}, Deadline::AfterSeconds(10));
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_FALSE(p.a->WantsWrite());
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_TRUE(sa[i].done && sb[i].done && ra[i].done && rb[i].done) << i;
+    EXPECT_EQ(in_a[i], out_b[i]) << i;
+    EXPECT_EQ(in_b[i], out_a[i]) << i;
+  }
+}
+
+// A message that arrives before its RecvOp is left in the socket, not lost.
+TEST(TcpLinkTest, EarlyMessageWaitsForItsRecv) {
+  Pair p = MakePair();
+  std::vector<uint8_t> data = Pattern(0, 1, 1000), got(1000);
+  SendOp s{Header(0, 1, 0, 1000), data.data()};
+  p.a->PostSend(&s);
+  ASSERT_TRUE(Pump({p.a.get()}, Deadline::AfterSeconds(5)).ok());
+  EXPECT_FALSE(p.b->Progress().value());  // nothing posted: nothing read
+  RecvOp r{Header(0, 1, 0, 1000), got.data()};
+  p.b->PostRecv(&r);
+  ASSERT_TRUE(Pump({p.b.get()}, Deadline::AfterSeconds(5)).ok());
+  EXPECT_EQ(got, data);
+}
+
+TEST(TcpLinkTest, GarbageIsProtocolError) {
+  auto [link, raw] = LinkAndRaw();
+  char junk[32];
+  for (int i = 0; i < 32; ++i) junk[i] = static_cast<char>(i * 37 + 1);
+  ASSERT_EQ(write(raw.get(), junk, sizeof(junk)), 32);
+  std::vector<uint8_t> got(64);
+  RecvOp r{Header(0, 1, 0, 64), got.data()};
+  link->PostRecv(&r);
+  Status st = Pump({link.get()}, Deadline::AfterSeconds(5));
+  EXPECT_EQ(st.code(), Code::kProtocolError);
+  EXPECT_THAT(st.message(), HasSubstr("rank 0 received garbage from rank 1 (tcp 10.9.8.7:4312)"));
+  EXPECT_EQ(got, std::vector<uint8_t>(64, 0));  // nothing landed in the user's buffer
+}
+
+TEST(TcpLinkTest, HeaderMismatchIsInvalidUsageNamingBoth) {
+  auto [link, raw] = LinkAndRaw();
+  WireHeader h = Header(2, 7, 0, 1024);
+  ASSERT_EQ(write(raw.get(), &h, sizeof(h)), 32);
+  std::vector<uint8_t> got(4096);
+  RecvOp r{Header(0, 7, 2, 4096), got.data()};
+  link->PostRecv(&r);
+  Status st = Pump({link.get()}, Deadline::AfterSeconds(5));
+  EXPECT_EQ(st.code(), Code::kInvalidUsage);
+  EXPECT_EQ(st.message(),
+            "rank 0 expected allreduce seq 7 step 2 float32/sum 4096 bytes from rank 1, but rank "
+            "1 sent broadcast seq 7 step 0 float32/sum 1024 bytes: the ranks called different "
+            "collectives");
+}
+
+TEST(TcpLinkTest, PeerClosedIsUnavailable) {
+  auto [link, raw] = LinkAndRaw();
+  raw.reset();
+  std::vector<uint8_t> got(8);
+  RecvOp r{Header(0, 1, 0, 8), got.data()};
+  link->PostRecv(&r);
+  Status st = Pump({link.get()}, Deadline::AfterSeconds(5));
+  EXPECT_EQ(st.code(), Code::kUnavailable);
+  EXPECT_EQ(st.message(), "rank 0 lost connection to rank 1 (tcp 10.9.8.7:4312): peer closed");
+  // Sticky.
+  EXPECT_EQ(link->Progress().status().code(), Code::kUnavailable);
+}
+
+TEST(TcpLinkTest, PeerClosedMidMessageAndOnSend) {
+  {
+    auto [link, raw] = LinkAndRaw();
+    WireHeader h = Header(0, 1, 0, 100);
+    ASSERT_EQ(write(raw.get(), &h, sizeof(h)), 32);
+    ASSERT_EQ(write(raw.get(), "abc", 3), 3);
+    raw.reset();
+    std::vector<uint8_t> got(100);
+    RecvOp r{h, got.data()};
+    link->PostRecv(&r);
+    Status st = Pump({link.get()}, Deadline::AfterSeconds(5));
+    EXPECT_EQ(st.code(), Code::kUnavailable);
+    EXPECT_THAT(st.message(), HasSubstr("peer closed in the middle of a message"));
+  }
+  {
+    auto [link, raw] = LinkAndRaw();
+    raw.reset();
+    std::vector<uint8_t> data(100);
+    SendOp s{Header(0, 1, 0, 100), data.data()};
+    link->PostSend(&s);
+    Status st = Pump({link.get()}, Deadline::AfterSeconds(5));
+    EXPECT_EQ(st.code(), Code::kUnavailable) << st.ToString();
+    EXPECT_THAT(st.message(), HasSubstr("rank 0 lost connection to rank 1 (tcp 10.9.8.7:4312)"));
+  }
+}
+
+}  // namespace
+}  // namespace weft::transport::tcp
