@@ -1,0 +1,37 @@
+// collectives_check's command line: which subset of the case matrix to run, so CI can
+// spread the matrix over several tests. Every list defaults to "all".
+//   --colls=allreduce,reduce,...   --dtypes=int8,float16,...   --ops=sum,prod,min,max,avg
+//   --counts=0,1,7,1023,65537      --roots=all | 0,2 (default: all for N<=5, else 0,N/2,N-1)
+//   --modes=blocking,wait,test     --inplace=both|yes|no       --split=yes|no|only
+//   --max-print=N (failure lines per rank, default 20)        --verbose (one line per batch)
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check_case.h"
+
+namespace check {
+
+struct Options {
+  std::vector<Coll> colls;
+  std::vector<weftDataType_t> dtypes;
+  std::vector<weftRedOp_t> ops;
+  std::vector<size_t> counts = {0, 1, 7, 1023, 65537};
+  std::optional<std::vector<int>> roots;  // nullopt: the default for the world size
+  std::vector<Mode> modes = {Mode::kBlocking, Mode::kWait, Mode::kTest};
+  std::vector<bool> placements = {false, true};  // in place?
+  bool run_matrix = true;
+  bool run_split = true;
+  int max_print = 20;
+  bool verbose = false;
+};
+
+// Returns false (after printing why to stderr) on a malformed command line.
+bool ParseOptions(int argc, char** argv, Options* out);
+// The roots to test on a world of `nranks`.
+std::vector<int> RootsFor(const Options& o, int nranks);
+
+}  // namespace check

@@ -1,0 +1,127 @@
+#include "check_runner.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "check_dtypes.h"
+
+namespace check {
+namespace {
+
+// weftTest polling gives up after this long; the library's own WEFT_TIMEOUT should fire
+// well before (this only catches a request that never reports anything).
+constexpr auto kTestPollLimit = std::chrono::seconds(600);
+
+}  // namespace
+
+void Runner::Record(const std::string& failure) {
+  if (failure.empty()) {
+    ++tally_->passed;
+    return;
+  }
+  ++tally_->failed;
+  if (tally_->printed++ < opts_.max_print) std::fprintf(stderr, "%s\n", failure.c_str());
+}
+
+void Runner::RunMatrix() {
+  const std::vector<int> roots = RootsFor(opts_, nranks_);
+  for (Coll coll : opts_.colls) {
+    if (coll == Coll::kSendRecv && nranks_ == 1) continue;  // no peer to ring with
+    if (coll == Coll::kBarrier) {
+      for (Mode mode : opts_.modes) {
+        Case c;
+        c.coll = coll;
+        c.mode = mode;
+        c.salt = NextSalt();
+        RunBatch({c});
+        if (!tally_->fatal.empty()) return;
+      }
+      continue;
+    }
+    std::vector<weftRedOp_t> ops = IsReduction(coll) ? opts_.ops : std::vector{weftSum};
+    std::vector<int> coll_roots = IsRooted(coll) ? roots : std::vector{0};
+    std::vector<bool> placements = HasInPlace(coll) ? opts_.placements : std::vector{false};
+    if (placements.empty()) continue;  // --inplace=yes on a collective without one
+    for (weftDataType_t dt : opts_.dtypes) {
+      for (weftRedOp_t op : ops) {
+        for (int root : coll_roots) {
+          for (bool in_place : placements) {
+            for (Mode mode : opts_.modes) {
+              std::vector<Case> batch;
+              for (size_t count : opts_.counts) {
+                Case c{coll, dt, op, count, root, in_place, mode, NextSalt()};
+                batch.push_back(c);
+              }
+              RunBatch(batch);
+              if (!tally_->fatal.empty()) return;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+void Runner::RunBatch(const std::vector<Case>& batch) {
+  if (batch.empty()) return;
+  if (opts_.verbose && rank_ == 0) {
+    std::printf("batch: %s (+%zu counts)\n", Describe(batch.front()).c_str(), batch.size() - 1);
+    std::fflush(stdout);
+  }
+  std::vector<CaseRun> runs;
+  runs.reserve(batch.size());
+  for (const Case& c : batch) {
+    runs.emplace_back(c, rank_, nranks_);
+    std::string error;
+    if (runs.back().Start(comm_, &error) != weftSuccess) {
+      tally_->fatal = "ERROR " + Describe(c) + " rank=" + std::to_string(rank_) + ": " + error;
+      return;
+    }
+  }
+  if (batch.front().mode != Mode::kBlocking) Complete(runs, batch.front().mode);
+  if (!tally_->fatal.empty()) return;
+  for (const CaseRun& run : runs) Record(run.Verify());
+}
+
+void Runner::Complete(std::vector<CaseRun>& runs, Mode mode) {
+  auto fail = [&](const CaseRun& run, const char* fn, weftResult_t res) {
+    tally_->fatal = "ERROR " + Describe(run.spec()) + " rank=" + std::to_string(rank_) + ": " +
+                    fn + " returned " + weftGetErrorString(res) + ": " +
+                    weftGetLastError(comm_);
+  };
+  if (mode == Mode::kWait) {
+    // In issue order; each weftWait frees its request.
+    for (CaseRun& run : runs) {
+      for (weftRequest_t& req : run.requests()) {
+        weftResult_t res = weftWait(req);
+        req = nullptr;
+        if (res != weftSuccess) return fail(run, "weftWait", res);
+      }
+    }
+    return;
+  }
+  // kTest: poll every outstanding request, latest first, so completion of a later
+  // request cannot rely on the caller waiting for an earlier one.
+  const auto limit = std::chrono::steady_clock::now() + kTestPollLimit;
+  for (;;) {
+    bool pending = false;
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+      for (weftRequest_t& req : it->requests()) {
+        if (req == nullptr) continue;
+        int done = 0;
+        weftResult_t res = weftTest(req, &done);
+        if (done) req = nullptr;  // freed by weftTest
+        if (res != weftSuccess) return fail(*it, "weftTest", res);
+        if (!done) pending = true;
+      }
+    }
+    if (!pending) return;
+    if (std::chrono::steady_clock::now() > limit) {
+      tally_->fatal = "ERROR rank=" + std::to_string(rank_) +
+                      ": weftTest never reported completion within 600 s";
+      return;
+    }
+  }
+}
+
+}  // namespace check
