@@ -18,6 +18,10 @@
 //   with NaNs should use sum/prod, which propagate them.
 #include "exec/reduce.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -26,6 +30,7 @@
 #include <utility>
 
 #include "core/half.h"
+#include "exec/reduce_internal.h"
 
 namespace weft::exec {
 namespace {
@@ -41,6 +46,44 @@ struct Native {
   static T Store(T x) { return x; }
 };
 
+// Instruction sets a kernel is compiled for. Generic is the build's baseline (SSE2 on
+// x86-64); X86V3 (AVX2 + F16C + FMA, i.e. x86-64-v3) doubles the vector width and
+// converts float16 with one instruction per 8 elements. The choice is made once per
+// process, from the CPU, in GetReduceFn.
+struct IsaGeneric {
+  static constexpr bool kF16c = false;
+};
+struct IsaX86V3 {
+  static constexpr bool kF16c = true;
+};
+
+#if defined(__x86_64__)
+#define WEFT_HAVE_X86V3 1
+#define WEFT_TARGET_X86V3 [[gnu::target("avx2,f16c,fma")]]
+
+// F16C block conversions (8 at a time, then the scalar instruction for the tail).
+// Same bits as the portable code (tests/unit/exec/half_test.cc).
+WEFT_TARGET_X86V3 inline void WidenFp16F16c(const uint16_t* s, float* d, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(h));
+  }
+  for (; i < n; ++i) d[i] = _cvtsh_ss(s[i]);
+}
+
+WEFT_TARGET_X86V3 inline void NarrowFp16F16c(const float* s, uint16_t* d, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), h);
+  }
+  for (; i < n; ++i) d[i] = static_cast<uint16_t>(_cvtss_sh(s[i], _MM_FROUND_TO_NEAREST_INT));
+}
+#else
+#define WEFT_HAVE_X86V3 0
+#endif
+
 template <uint16_t (*kNarrow)(float), float (*kWiden)(uint16_t), DataType kDt>
 struct Half {
   static constexpr DataType kType = kDt;
@@ -48,6 +91,23 @@ struct Half {
   using Compute = float;
   static float Load(uint16_t x) { return kWiden(x); }
   static uint16_t Store(float x) { return kNarrow(x); }
+
+  // Whole-block conversions: plain loops (which vectorise, core/half.h is branch-free)
+  // unless the instruction set converts float16 natively.
+  template <typename Isa>
+  [[gnu::always_inline]] static void Widen(const uint16_t* s, float* d, size_t n) {
+#if WEFT_HAVE_X86V3
+    if constexpr (Isa::kF16c && kDt == DataType::kFloat16) return WidenFp16F16c(s, d, n);
+#endif
+    for (size_t i = 0; i < n; ++i) d[i] = kWiden(s[i]);
+  }
+  template <typename Isa>
+  [[gnu::always_inline]] static void Narrow(const float* s, uint16_t* d, size_t n) {
+#if WEFT_HAVE_X86V3
+    if constexpr (Isa::kF16c && kDt == DataType::kFloat16) return NarrowFp16F16c(s, d, n);
+#endif
+    for (size_t i = 0; i < n; ++i) d[i] = kNarrow(s[i]);
+  }
 };
 
 // In DataType order; the table below static_asserts that it matches.
@@ -106,8 +166,10 @@ struct Max {
 // enough that the per-block overhead vanishes.
 constexpr size_t kBlock = 256;
 
-template <typename E, typename Op>
-void ReduceKernel(void* dst, const void* src, size_t count) {
+// The one loop. Always inlined into a thin wrapper per instruction set, so that the
+// wrapper's target attribute applies to the vectorised code.
+template <typename E, typename Op, typename Isa>
+[[gnu::always_inline]] inline void ReduceLoop(void* dst, const void* src, size_t count) {
   using S = typename E::Storage;
   using C = typename E::Compute;
   S* d = static_cast<S*>(dst);
@@ -119,15 +181,31 @@ void ReduceKernel(void* dst, const void* src, size_t count) {
     C b[kBlock];
     for (size_t base = 0; base < count; base += kBlock) {
       const size_t n = std::min(kBlock, count - base);
-      S* db = d + base;
-      const S* sb = s + base;
-      for (size_t i = 0; i < n; ++i) a[i] = E::Load(db[i]);
-      for (size_t i = 0; i < n; ++i) b[i] = E::Load(sb[i]);
+      E::template Widen<Isa>(d + base, a, n);
+      E::template Widen<Isa>(s + base, b, n);
       for (size_t i = 0; i < n; ++i) a[i] = Op::Apply(a[i], b[i]);
-      for (size_t i = 0; i < n; ++i) db[i] = E::Store(a[i]);
+      E::template Narrow<Isa>(a, d + base, n);
     }
   }
 }
+
+// The loop, instantiated once per instruction set; the table below takes
+// &Kernels::Reduce<E, Op> for every (element, op).
+struct GenericKernels {
+  template <typename E, typename Op>
+  static void Reduce(void* dst, const void* src, size_t count) {
+    ReduceLoop<E, Op, IsaGeneric>(dst, src, count);
+  }
+};
+
+#if WEFT_HAVE_X86V3
+struct X86V3Kernels {
+  template <typename E, typename Op>
+  WEFT_TARGET_X86V3 static void Reduce(void* dst, const void* src, size_t count) {
+    ReduceLoop<E, Op, IsaX86V3>(dst, src, count);
+  }
+};
+#endif
 
 // Integers truncate toward zero (C++ `/`); floats divide (correctly rounded, unlike a
 // multiplication by 1/divisor); float16/bfloat16 divide in float and round once.
@@ -147,8 +225,9 @@ void DivideKernel(void* buf, size_t count, int divisor) {
     for (size_t base = 0; base < count; base += kBlock) {
       const size_t n = std::min(kBlock, count - base);
       S* pb = p + base;
-      for (size_t i = 0; i < n; ++i) a[i] = E::Load(pb[i]) / div;
-      for (size_t i = 0; i < n; ++i) pb[i] = E::Store(a[i]);
+      E::template Widen<IsaGeneric>(pb, a, n);
+      for (size_t i = 0; i < n; ++i) a[i] /= div;
+      E::template Narrow<IsaGeneric>(a, pb, n);
     }
   }
 }
@@ -157,25 +236,53 @@ void DivideKernel(void* buf, size_t count, int divisor) {
 
 using DivideFn = void (*)(void*, size_t, int);
 
-template <typename E>
+template <typename E, typename K>
 constexpr std::array<ReduceFn, kNumRedOps> kOpRow = {
     // kSum, kProd, kMin, kMax, kAvg (a sum; the caller divides once at the end)
-    ReduceKernel<E, Sum>, ReduceKernel<E, Prod>, ReduceKernel<E, Min>,
-    ReduceKernel<E, Max>, ReduceKernel<E, Sum>};
+    &K::template Reduce<E, Sum>, &K::template Reduce<E, Prod>, &K::template Reduce<E, Min>,
+    &K::template Reduce<E, Max>, &K::template Reduce<E, Sum>};
 
-template <size_t... I>
-constexpr auto MakeTables(std::index_sequence<I...>) {
+template <typename K, size_t... I>
+constexpr auto MakeReduceTable(std::index_sequence<I...>) {
   static_assert(((std::tuple_element_t<I, Elements>::kType == static_cast<DataType>(I)) && ...),
                 "Elements must list the types in DataType order");
-  struct Tables {
-    std::array<std::array<ReduceFn, kNumRedOps>, kNumDataTypes> reduce;
-    std::array<DivideFn, kNumDataTypes> divide;
-  };
-  return Tables{{kOpRow<std::tuple_element_t<I, Elements>>...},
-                {DivideKernel<std::tuple_element_t<I, Elements>>...}};
+  return std::array<std::array<ReduceFn, kNumRedOps>, kNumDataTypes>{
+      kOpRow<std::tuple_element_t<I, Elements>, K>...};
 }
 
-constexpr auto kTables = MakeTables(std::make_index_sequence<kNumDataTypes>{});
+template <size_t... I>
+constexpr std::array<DivideFn, kNumDataTypes> MakeDivideTable(std::index_sequence<I...>) {
+  return {DivideKernel<std::tuple_element_t<I, Elements>>...};
+}
+
+constexpr auto kIndices = std::make_index_sequence<kNumDataTypes>{};
+constexpr auto kGenericTable = MakeReduceTable<GenericKernels>(kIndices);
+#if WEFT_HAVE_X86V3
+constexpr auto kX86V3Table = MakeReduceTable<X86V3Kernels>(kIndices);
+#endif
+constexpr auto kDivideTable = MakeDivideTable(kIndices);
+
+bool CpuHas(internal::ReduceIsa isa) {
+  switch (isa) {
+    case internal::ReduceIsa::kGeneric: return true;
+    case internal::ReduceIsa::kX86V3:
+#if WEFT_HAVE_X86V3
+      // Also checks that the OS saves the AVX registers.
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") &&
+             __builtin_cpu_supports("fma");
+#else
+      return false;
+#endif
+  }
+  return false;
+}
+
+internal::ReduceIsa BestIsa() {
+  static const internal::ReduceIsa best = CpuHas(internal::ReduceIsa::kX86V3)
+                                              ? internal::ReduceIsa::kX86V3
+                                              : internal::ReduceIsa::kGeneric;
+  return best;
+}
 
 bool Valid(DataType dtype) {
   return static_cast<unsigned>(dtype) < static_cast<unsigned>(kNumDataTypes);
@@ -183,17 +290,36 @@ bool Valid(DataType dtype) {
 
 }  // namespace
 
-ReduceFn GetReduceFn(DataType dtype, RedOp op) {
-  if (!Valid(dtype) || static_cast<unsigned>(op) >= static_cast<unsigned>(kNumRedOps))
+namespace internal {
+
+ReduceFn GetReduceFnForIsa(DataType dtype, RedOp op, ReduceIsa isa) {
+  if (!Valid(dtype) || static_cast<unsigned>(op) >= static_cast<unsigned>(kNumRedOps) ||
+      !CpuHas(isa))
     return nullptr;
-  return kTables.reduce[static_cast<int>(dtype)][static_cast<int>(op)];
+  const int t = static_cast<int>(dtype), o = static_cast<int>(op);
+#if WEFT_HAVE_X86V3
+  if (isa == ReduceIsa::kX86V3) return kX86V3Table[t][o];
+#endif
+  return kGenericTable[t][o];
+}
+
+const char* ReduceIsaName(ReduceIsa isa) {
+  return isa == ReduceIsa::kX86V3 ? "x86-64-v3" : "generic";
+}
+
+ReduceIsa SelectedReduceIsa() { return BestIsa(); }
+
+}  // namespace internal
+
+ReduceFn GetReduceFn(DataType dtype, RedOp op) {
+  return internal::GetReduceFnForIsa(dtype, op, BestIsa());
 }
 
 void DivideInPlace(void* buf, size_t count, DataType dtype, int divisor) {
   // divisor is a rank count; anything below 1 is a caller bug, and doing nothing is
   // safer than dividing by zero or overflowing INT_MIN / -1.
   if (!Valid(dtype) || divisor <= 1) return;
-  kTables.divide[static_cast<int>(dtype)](buf, count, divisor);
+  kDivideTable[static_cast<int>(dtype)](buf, count, divisor);
 }
 
 }  // namespace weft::exec

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/half.h"
+#include "exec/reduce_internal.h"
 #include "half_reference.h"
 
 namespace weft::exec {
@@ -115,15 +116,24 @@ void WithRef(DataType dtype, F&& f) {
 
 constexpr size_t kCounts[] = {0, 1, 7, 1000003};
 
-// --- Every dtype x op, against the scalar reference ----------------------------------
+// --- Every dtype x op x instruction set, against the scalar reference -----------------
 
-class ReduceAllTest : public ::testing::TestWithParam<std::tuple<int, int>> {};
+using internal::ReduceIsa;
+
+class ReduceAllTest : public ::testing::TestWithParam<std::tuple<int, int, ReduceIsa>> {
+ protected:
+  ReduceFn Kernel() const {
+    return internal::GetReduceFnForIsa(static_cast<DataType>(std::get<0>(GetParam())),
+                                       static_cast<RedOp>(std::get<1>(GetParam())),
+                                       std::get<2>(GetParam()));
+  }
+};
 
 TEST_P(ReduceAllTest, MatchesScalarReference) {
   const DataType dtype = static_cast<DataType>(std::get<0>(GetParam()));
   const RedOp op = static_cast<RedOp>(std::get<1>(GetParam()));
-  const ReduceFn fn = GetReduceFn(dtype, op);
-  ASSERT_NE(fn, nullptr);
+  const ReduceFn fn = Kernel();
+  if (fn == nullptr) GTEST_SKIP() << "this CPU cannot run the variant";
   WithRef(dtype, [&]<typename Ref>() {
     using S = typename Ref::Storage;
     std::mt19937_64 rng(std::get<0>(GetParam()) * 31 + std::get<1>(GetParam()));
@@ -161,18 +171,30 @@ TEST_P(ReduceAllTest, DstEqualsSrc) {
     for (auto& v : buf) v = Ref::Random(rng);
     std::vector<S> want(buf.size());
     for (size_t i = 0; i < buf.size(); ++i) want[i] = Ref::Apply(op, buf[i], buf[i]);
-    GetReduceFn(dtype, op)(buf.data(), buf.data(), buf.size());
+    const ReduceFn fn = Kernel();
+    if (fn == nullptr) GTEST_SKIP() << "this CPU cannot run the variant";
+    fn(buf.data(), buf.data(), buf.size());
     for (size_t i = 0; i < buf.size(); ++i) ASSERT_TRUE(Ref::Same(buf[i], want[i])) << i;
   });
 }
 
 INSTANTIATE_TEST_SUITE_P(
     AllTypesAllOps, ReduceAllTest,
-    ::testing::Combine(::testing::Range(0, kNumDataTypes), ::testing::Range(0, kNumRedOps)),
+    ::testing::Combine(::testing::Range(0, kNumDataTypes), ::testing::Range(0, kNumRedOps),
+                       ::testing::Values(ReduceIsa::kGeneric, ReduceIsa::kX86V3)),
     [](const auto& info) {
+      std::string isa = internal::ReduceIsaName(std::get<2>(info.param));
+      for (char& c : isa)
+        if (c == '-') c = '_';
       return std::string(DataTypeName(static_cast<DataType>(std::get<0>(info.param)))) + "_" +
-             RedOpName(static_cast<RedOp>(std::get<1>(info.param)));
+             RedOpName(static_cast<RedOp>(std::get<1>(info.param))) + "_" + isa;
     });
+
+TEST(ReduceTest, GetReduceFnUsesTheSelectedVariant) {
+  EXPECT_EQ(GetReduceFn(DataType::kFloat16, RedOp::kSum),
+            internal::GetReduceFnForIsa(DataType::kFloat16, RedOp::kSum,
+                                        internal::SelectedReduceIsa()));
+}
 
 // --- DivideInPlace -------------------------------------------------------------------
 
