@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "check_dtypes.h"
 
@@ -116,6 +117,9 @@ void Runner::Complete(std::vector<CaseRun>& runs, Mode mode) {
       }
     }
     if (!pending) return;
+    // Polling, not spinning: ranks may outnumber cores, and a spinning caller would take
+    // the CPU from the peers (and progress threads) it is waiting for.
+    std::this_thread::yield();
     if (std::chrono::steady_clock::now() > limit) {
       tally_->fatal = "ERROR rank=" + std::to_string(rank_) +
                       ": weftTest never reported completion within 600 s";
