@@ -86,28 +86,25 @@ long long InPlaceOffset(const CollectiveSpec& spec) {
   }
 }
 
+std::string ToString(const Step& step) {
+  switch (step.kind) {
+    case StepKind::kSend: return fmt::format("send to {} {}", step.peer, SliceString(step.src));
+    case StepKind::kRecv: return fmt::format("recv from {} {}", step.peer, SliceString(step.dst));
+    case StepKind::kReduce:
+      return fmt::format("reduce {} <- {}", SliceString(step.dst), SliceString(step.src));
+    case StepKind::kCopy:
+      return fmt::format("copy {} <- {}", SliceString(step.dst), SliceString(step.src));
+  }
+  return "?";
+}
+
 std::string ToString(const Schedule& schedule) {
   std::string out = fmt::format("schedule: {} rounds, scratch {}{}\n", schedule.rounds.size(),
                                 schedule.scratch_count,
                                 schedule.inplace_safe ? "" : ", not in-place safe");
   for (size_t r = 0; r < schedule.rounds.size(); ++r) {
     out += fmt::format("round {}:\n", r);
-    for (const Step& step : schedule.rounds[r].steps) {
-      switch (step.kind) {
-        case StepKind::kSend:
-          out += fmt::format("  send to {} {}\n", step.peer, SliceString(step.src));
-          break;
-        case StepKind::kRecv:
-          out += fmt::format("  recv from {} {}\n", step.peer, SliceString(step.dst));
-          break;
-        case StepKind::kReduce:
-          out += fmt::format("  reduce {} <- {}\n", SliceString(step.dst), SliceString(step.src));
-          break;
-        case StepKind::kCopy:
-          out += fmt::format("  copy {} <- {}\n", SliceString(step.dst), SliceString(step.src));
-          break;
-      }
-    }
+    for (const Step& step : schedule.rounds[r].steps) out += "  " + ToString(step) + "\n";
   }
   return out;
 }

@@ -110,5 +110,7 @@ inline size_t ChunkOffset(size_t count, int n, int i) {
 
 // Human-readable dump, one step per line (for WEFT_DEBUG=TRACE and test failures).
 std::string ToString(const Schedule& schedule);
+// One step, as in the dump: "send to 3 input[0+5]", "reduce output[5+5] <- scratch[0+5]".
+std::string ToString(const Step& step);
 
 }  // namespace weft::sched
