@@ -1,10 +1,10 @@
 #include "transport/card.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <charconv>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace weft::transport {
 namespace {
@@ -44,17 +44,20 @@ Status Bad(const std::string& why, const std::string& line) {
 
 const char* TransportModeName(TransportMode mode) {
   switch (mode) {
-    case TransportMode::kAuto: return "auto";
-    case TransportMode::kTcp: return "tcp";
-    case TransportMode::kShm: return "shm";
+    case TransportMode::kAuto:
+      return "auto";
+    case TransportMode::kTcp:
+      return "tcp";
+    case TransportMode::kShm:
+      return "shm";
   }
   return "?";
 }
 
 std::string EncodeCard(const Card& card) {
-  std::string out = fmt::format("{}\nrank {} size {} comm {:016x} mode {}\nhost {}\ntcp",
-                                kCardVersionLine, card.rank, card.size, card.comm_id,
-                                TransportModeName(card.mode), card.host_id);
+  std::string out =
+      fmt::format("{}\nrank {} size {} comm {:016x} mode {}\nhost {}\ntcp", kCardVersionLine,
+                  card.rank, card.size, card.comm_id, TransportModeName(card.mode), card.host_id);
   for (const auto& a : card.tcp) out += " " + a.ToString();
   return out;
 }

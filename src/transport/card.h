@@ -25,8 +25,8 @@ struct Card {
   int size = 0;
   uint64_t comm_id = 0;
   TransportMode mode = TransportMode::kAuto;
-  std::string host_id;                // no whitespace
-  std::vector<net::SockAddr> tcp;     // numeric addresses with port, in preference order
+  std::string host_id;             // no whitespace
+  std::vector<net::SockAddr> tcp;  // numeric addresses with port, in preference order
 };
 
 std::string EncodeCard(const Card& card);

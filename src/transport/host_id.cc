@@ -31,8 +31,8 @@ std::string LocalHostId() {
   char link[256];
   ssize_t n = readlink("/proc/self/ns/net", link, sizeof(link) - 1);
   if (n > 0) netns.assign(link, static_cast<size_t>(n));  // "net:[4026531840]"
-  std::string id = std::string(name) + "|" + ReadFirstLine("/proc/sys/kernel/random/boot_id") +
-                   "|" + netns;
+  std::string id =
+      std::string(name) + "|" + ReadFirstLine("/proc/sys/kernel/random/boot_id") + "|" + netns;
   // The id travels in a card as one token: no spaces or control characters.
   for (char& c : id)
     if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '_';

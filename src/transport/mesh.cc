@@ -1,9 +1,9 @@
 // Mesh::Connect: exchange cards, choose a transport per peer, set up shm then tcp.
 #include "transport/mesh.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "core/env.h"
 #include "core/log.h"
@@ -17,8 +17,8 @@ namespace {
 
 Status CheckOptions(const MeshOptions& o) {
   if (o.size < 1 || o.rank < 0 || o.rank >= o.size)
-    return InvalidArgument(fmt::format("Mesh::Connect: rank {} is not in a world of size {}",
-                                       o.rank, o.size));
+    return InvalidArgument(
+        fmt::format("Mesh::Connect: rank {} is not in a world of size {}", o.rank, o.size));
   return Status::Ok();
 }
 
@@ -30,7 +30,8 @@ Result<std::vector<Card>> DecodeCards(const MeshOptions& o, const std::vector<st
   std::vector<Card> cards;
   for (int r = 0; r < o.size; ++r) {
     Result<Card> c = DecodeCard(raw[r]);
-    if (!c.ok()) return c.status().WithContext(fmt::format("rank {}: card from rank {}", o.rank, r));
+    if (!c.ok())
+      return c.status().WithContext(fmt::format("rank {}: card from rank {}", o.rank, r));
     if (c->rank != r || c->size != o.size || c->comm_id != o.comm_id) {
       return InvalidUsage(fmt::format(
           "rank {}: the card at index {} is from rank {} of {} (comm {:#x}); expected rank {} of "
@@ -40,9 +41,8 @@ Result<std::vector<Card>> DecodeCards(const MeshOptions& o, const std::vector<st
     if (c->mode != o.mode) {
       // Ranks choosing different transports for one pair would wait for each other on
       // different paths until the deadline; say so now instead.
-      return InvalidUsage(fmt::format("rank {} uses WEFT_TRANSPORT={} but rank {} uses {}",
-                                      o.rank, TransportModeName(o.mode), r,
-                                      TransportModeName(c->mode)));
+      return InvalidUsage(fmt::format("rank {} uses WEFT_TRANSPORT={} but rank {} uses {}", o.rank,
+                                      TransportModeName(o.mode), r, TransportModeName(c->mode)));
     }
     cards.push_back(std::move(c).value());
   }
@@ -110,9 +110,9 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
     if (same_host && o.mode != TransportMode::kTcp) {
       shm_peers.push_back(r);
     } else if (o.mode == TransportMode::kShm) {
-      return InvalidArgument(fmt::format(
-          "rank {}: WEFT_TRANSPORT=shm, but rank {} is on another host ({} vs {})", o.rank, r,
-          cards[r].host_id, mine.host_id));
+      return InvalidArgument(
+          fmt::format("rank {}: WEFT_TRANSPORT=shm, but rank {} is on another host ({} vs {})",
+                      o.rank, r, cards[r].host_id, mine.host_id));
     } else if (r < o.rank) {
       connect_to.push_back(tcp::TcpPeer{r, AddressesToTry(cards[r], same_host)});
     } else {
@@ -131,8 +131,9 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
                           tcp::ConnectPeers(o.rank, o.size, o.comm_id, listener.fd.get(),
                                             connect_to, accept_from, o.deadline));
     for (tcp::TcpConnection& c : conns) {
-      WEFT_RETURN_IF_ERROR(tcp::TuneDataSocket(c.fd.get())
-                               .WithContext(fmt::format("rank {}: socket to rank {}", o.rank, c.rank)));
+      WEFT_RETURN_IF_ERROR(
+          tcp::TuneDataSocket(c.fd.get())
+              .WithContext(fmt::format("rank {}: socket to rank {}", o.rank, c.rank)));
       mesh->links_[c.rank] =
           std::make_unique<tcp::TcpLink>(o.rank, c.rank, std::move(c.fd), std::move(c.addr));
     }

@@ -13,8 +13,8 @@ namespace {
 // sched::Collective values in order. Kept as names here (not via sched/) because the
 // transport layer must not depend on the scheduler (sched/schedule.h lists the enum).
 constexpr const char* kCollectiveNames[] = {
-    "allreduce", "reduce",  "broadcast", "allgather", "reducescatter",
-    "alltoall",  "gather",  "scatter",   "barrier",
+    "allreduce", "reduce", "broadcast", "allgather", "reducescatter",
+    "alltoall",  "gather", "scatter",   "barrier",
 };
 constexpr int kNumKinds = sizeof(kCollectiveNames) / sizeof(kCollectiveNames[0]);
 
@@ -56,11 +56,11 @@ std::string Describe(const WireHeader& h) {
 Status CheckHeader(const WireHeader& got, const WireHeader& expect, int self, int peer,
                    const std::string& via) {
   if (got.magic != kWireMagic || got.version != kWireVersion) {
-    return ProtocolError(fmt::format(
-        "rank {} received garbage from rank {}{}: header magic {:#010x} version {} "
-        "(expected {:#010x} version {})",
-        self, peer, via.empty() ? "" : " (" + via + ")", got.magic, got.version, kWireMagic,
-        kWireVersion));
+    return ProtocolError(
+        fmt::format("rank {} received garbage from rank {}{}: header magic {:#010x} version {} "
+                    "(expected {:#010x} version {})",
+                    self, peer, via.empty() ? "" : " (" + via + ")", got.magic, got.version,
+                    kWireMagic, kWireVersion));
   }
   if (got.kind != expect.kind || got.seq != expect.seq || got.step != expect.step ||
       got.dtype_op != expect.dtype_op || got.bytes != expect.bytes) {

@@ -1,6 +1,7 @@
 #include "transport/shm/segment.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -12,8 +13,6 @@
 #include <fstream>
 #include <new>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "core/env.h"
 #include "core/log.h"
@@ -106,8 +105,8 @@ Status RemoveIfStale(const std::string& name, int self, int peer) {
             "two processes claim the same rank",
             self, name, peer, pid));
       }
-      WEFT_WARN("rank {}: removing stale shared memory segment {} (creator pid {} is dead)",
-                self, name, pid);
+      WEFT_WARN("rank {}: removing stale shared memory segment {} (creator pid {} is dead)", self,
+                name, pid);
       break;
     }
     m.Unmap();
@@ -148,8 +147,8 @@ bool ProcessIsDead(pid_t pid) {
 }
 
 Result<uint64_t> RingBytesFromEnv() {
-  WEFT_ASSIGN_OR_RETURN(long long v,
-                        GetEnvInt("WEFT_SHM_RING_BYTES", static_cast<long long>(kDefaultRingBytes)));
+  WEFT_ASSIGN_OR_RETURN(
+      long long v, GetEnvInt("WEFT_SHM_RING_BYTES", static_cast<long long>(kDefaultRingBytes)));
   if (v < 4096 || v > (1ll << 30) || !IsPowerOfTwo(static_cast<uint64_t>(v))) {
     return InvalidArgument(fmt::format(
         "WEFT_SHM_RING_BYTES={} must be a power of two between 4096 and 1073741824", v));
@@ -189,8 +188,7 @@ Result<std::unique_ptr<Segment>> Segment::Create(uint64_t comm_id, int self, int
     fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
     if (fd >= 0) break;
     if (errno != EEXIST || attempt == 2) {
-      return ErrnoStatus(fmt::format("rank {}: shm_open {} for rank {}", self, name, peer),
-                         errno);
+      return ErrnoStatus(fmt::format("rank {}: shm_open {} for rank {}", self, name, peer), errno);
     }
     WEFT_RETURN_IF_ERROR(RemoveIfStale(name, self, peer));
   }
@@ -204,10 +202,10 @@ Result<std::unique_ptr<Segment>> Segment::Create(uint64_t comm_id, int self, int
   } while (rc == EINTR);
   if (rc != 0) {
     shm_unlink(name.c_str());
-    Status s = ErrnoStatus(
-        fmt::format("rank {}: reserving {} bytes of shared memory for rank {} ({})", self,
-                    total, peer, name),
-        rc);
+    Status s =
+        ErrnoStatus(fmt::format("rank {}: reserving {} bytes of shared memory for rank {} ({})",
+                                self, total, peer, name),
+                    rc);
     if (rc == ENOSPC)
       return s.WithContext("/dev/shm is full; enlarge it or lower WEFT_SHM_RING_BYTES");
     return s;
@@ -246,8 +244,8 @@ Result<std::unique_ptr<Segment>> Segment::Open(uint64_t comm_id, int self, int p
       SegmentHeader* h = m.ok() ? m.header() : nullptr;
       if (h == nullptr || h->magic.load(std::memory_order_acquire) != kSegmentMagic) {
         waiting_for = "its creator to initialise it";
-      } else if (h->version != kSegmentVersion || h->comm_id != comm_id ||
-                 h->ranks[0] != peer || h->ranks[1] != self || !IsPowerOfTwo(h->ring_bytes) ||
+      } else if (h->version != kSegmentVersion || h->comm_id != comm_id || h->ranks[0] != peer ||
+                 h->ranks[1] != self || !IsPowerOfTwo(h->ring_bytes) ||
                  m.bytes != TotalBytes(h->ring_bytes)) {
         Status s = ProtocolError(fmt::format(
             "rank {}: shared memory segment {} from rank {} is not ours (version {}, comm "
@@ -260,8 +258,9 @@ Result<std::unique_ptr<Segment>> Segment::Open(uint64_t comm_id, int self, int p
         waiting_for = fmt::format("rank {} to replace a stale segment (creator pid {} is dead)",
                                   peer, h->side[0].pid.load());
       } else if (h->side[1].attached.load(std::memory_order_acquire) != 0) {
-        waiting_for = fmt::format("a segment already attached by pid {} (two processes claim rank {}?)",
-                                  h->side[1].pid.load(), self);
+        waiting_for =
+            fmt::format("a segment already attached by pid {} (two processes claim rank {}?)",
+                        h->side[1].pid.load(), self);
       } else {
         h->side[1].pid.store(getpid());
         h->side[1].pid_ns = PidNamespace();
@@ -276,8 +275,8 @@ Result<std::unique_ptr<Segment>> Segment::Open(uint64_t comm_id, int self, int p
     }
     if (deadline.expired()) {
       return DeadlineExceeded(fmt::format(
-          "rank {}: timed out opening shared memory segment {} from rank {}: waiting for {}",
-          self, name, peer, waiting_for));
+          "rank {}: timed out opening shared memory segment {} from rank {}: waiting for {}", self,
+          name, peer, waiting_for));
     }
     backoff.Sleep();
   }
@@ -287,9 +286,9 @@ Status Segment::WaitPeerAttached(const Deadline& deadline) {
   Backoff backoff;
   while (header_->side[1].attached.load(std::memory_order_acquire) == 0) {
     if (deadline.expired()) {
-      return DeadlineExceeded(fmt::format(
-          "rank {}: timed out waiting for rank {} to attach shared memory segment {}",
-          header_->ranks[0], header_->ranks[1], name_));
+      return DeadlineExceeded(
+          fmt::format("rank {}: timed out waiting for rank {} to attach shared memory segment {}",
+                      header_->ranks[0], header_->ranks[1], name_));
     }
     backoff.Sleep();
   }

@@ -27,9 +27,9 @@ namespace weft::transport::shm {
 // One side's identity and state, on its own cache line.
 struct SideInfo {
   alignas(64) std::atomic<int32_t> pid{0};
-  uint64_t pid_ns = 0;                    // inode of /proc/self/ns/pid (0: unknown)
-  std::atomic<uint32_t> attached{0};      // set once the side has mapped the segment
-  std::atomic<uint32_t> closed{0};        // set when the side's link is destroyed
+  uint64_t pid_ns = 0;                // inode of /proc/self/ns/pid (0: unknown)
+  std::atomic<uint32_t> attached{0};  // set once the side has mapped the segment
+  std::atomic<uint32_t> closed{0};    // set when the side's link is destroyed
 };
 
 inline constexpr uint64_t kSegmentMagic = 0x314d485354464557ull;  // "WEFTSHM1"
@@ -39,11 +39,11 @@ inline constexpr uint32_t kSegmentVersion = 1;
 struct SegmentHeader {
   std::atomic<uint64_t> magic{0};  // stored last (release) by the creator
   uint32_t version = 0;
-  int32_t ranks[2] = {0, 0};       // [0]: the lower (creating) rank, [1]: the higher
+  int32_t ranks[2] = {0, 0};  // [0]: the lower (creating) rank, [1]: the higher
   uint64_t comm_id = 0;
   uint64_t ring_bytes = 0;
   SideInfo side[2];
-  RingControl ring[2];             // ring[s] carries bytes written by side s
+  RingControl ring[2];  // ring[s] carries bytes written by side s
 };
 
 // Default bytes per ring (per direction); WEFT_SHM_RING_BYTES overrides.

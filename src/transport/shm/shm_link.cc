@@ -38,8 +38,8 @@ bool ShmLink::ProgressSends() {
     SendOp* op = sends_.front();
     constexpr uint64_t kHdr = sizeof(WireHeader);
     if (send_off_ < kHdr) {
-      size_t n = out_.Write(reinterpret_cast<const uint8_t*>(&op->header) + send_off_,
-                            kHdr - send_off_);
+      size_t n =
+          out_.Write(reinterpret_cast<const uint8_t*>(&op->header) + send_off_, kHdr - send_off_);
       send_off_ += n;
       moved = moved || n > 0;
       if (send_off_ < kHdr) break;
@@ -65,8 +65,8 @@ Result<bool> ShmLink::ProgressRecvs() {
     RecvOp* op = recvs_.front();
     constexpr uint64_t kHdr = sizeof(WireHeader);
     if (in_header_off_ < kHdr) {
-      size_t n = in_.Read(reinterpret_cast<uint8_t*>(&in_header_) + in_header_off_,
-                          kHdr - in_header_off_);
+      size_t n =
+          in_.Read(reinterpret_cast<uint8_t*>(&in_header_) + in_header_off_, kHdr - in_header_off_);
       in_header_off_ += n;
       moved = moved || n > 0;
       if (in_header_off_ < kHdr) break;
@@ -74,7 +74,8 @@ Result<bool> ShmLink::ProgressRecvs() {
       WEFT_RETURN_IF_ERROR(CheckHeader(in_header_, op->expect, self_, peer_, "shm"));
     }
     if (recv_off_ < op->expect.bytes) {
-      size_t n = in_.Read(static_cast<uint8_t*>(op->data) + recv_off_, op->expect.bytes - recv_off_);
+      size_t n =
+          in_.Read(static_cast<uint8_t*>(op->data) + recv_off_, op->expect.bytes - recv_off_);
       recv_off_ += n;
       moved = moved || n > 0;
       if (recv_off_ < op->expect.bytes) break;
@@ -96,8 +97,8 @@ Status ShmLink::CheckPeer() {
   if (peer.closed.load(std::memory_order_acquire) != 0) {
     bool recv_stuck = !recvs_.empty() && in_.Readable() == 0;
     if (recv_stuck || !sends_.empty()) {
-      return Unavailable(fmt::format("rank {} lost connection to rank {} (shm): peer closed",
-                                     self_, peer_));
+      return Unavailable(
+          fmt::format("rank {} lost connection to rank {} (shm): peer closed", self_, peer_));
     }
   }
   auto now = std::chrono::steady_clock::now();
@@ -113,8 +114,9 @@ Status ShmLink::CheckPeer() {
   if (peer.pid_ns != 0 && peer.pid_ns == PidNamespace()) {
     int pid = peer.pid.load(std::memory_order_relaxed);
     if (ProcessIsDead(pid)) {
-      return Unavailable(fmt::format("rank {} lost connection to rank {} (shm): rank {} (pid {}) died",
-                                     self_, peer_, peer_, pid));
+      return Unavailable(
+          fmt::format("rank {} lost connection to rank {} (shm): rank {} (pid {}) died", self_,
+                      peer_, peer_, pid));
     }
   }
   return Status::Ok();

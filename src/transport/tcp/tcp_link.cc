@@ -1,12 +1,11 @@
 #include "transport/tcp/tcp_link.h"
 
+#include <fmt/format.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
 #include <algorithm>
 #include <cerrno>
-
-#include <fmt/format.h>
 
 namespace weft::transport::tcp {
 namespace {
@@ -23,8 +22,9 @@ TcpLink::TcpLink(int self, int peer, net::Fd fd, std::string peer_addr)
 
 Status TcpLink::ConnectionError(int err, bool mid_message) const {
   if (err == 0 || err == ECONNRESET || err == EPIPE || err == ENOTCONN || err == ETIMEDOUT) {
-    const char* cause = err == 0 ? "peer closed" : err == ETIMEDOUT ? "connection timed out"
-                                                                    : "connection reset";
+    const char* cause = err == 0           ? "peer closed"
+                        : err == ETIMEDOUT ? "connection timed out"
+                                           : "connection reset";
     return Unavailable(fmt::format("rank {} lost connection to rank {} (tcp {}): {}{}", self_,
                                    peer_, peer_addr_, cause,
                                    mid_message ? " in the middle of a message" : ""));

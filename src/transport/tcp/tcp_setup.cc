@@ -1,5 +1,7 @@
 #include "transport/tcp/tcp_setup.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -9,9 +11,6 @@
 #include <chrono>
 #include <fstream>
 #include <thread>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "core/log.h"
 
@@ -87,7 +86,8 @@ std::string HandshakeProblem(const Handshake& h, uint64_t comm_id, int size,
 Result<TcpConnection> ConnectOne(int self, int size, uint64_t comm_id, const TcpPeer& peer,
                                  const Deadline& deadline) {
   if (peer.addrs.empty())
-    return ProtocolError(fmt::format("rank {}: rank {} advertised no tcp address", self, peer.rank));
+    return ProtocolError(
+        fmt::format("rank {}: rank {} advertised no tcp address", self, peer.rank));
   Handshake mine;
   mine.comm_id = comm_id;
   mine.rank = self;
@@ -95,8 +95,7 @@ Result<TcpConnection> ConnectOne(int self, int size, uint64_t comm_id, const Tcp
   Status last;
   while (true) {
     for (const net::SockAddr& addr : peer.addrs) {
-      Deadline attempt =
-          peer.addrs.size() == 1 ? deadline : Earlier(deadline, kPerAddressAttempt);
+      Deadline attempt = peer.addrs.size() == 1 ? deadline : Earlier(deadline, kPerAddressAttempt);
       Result<net::Fd> fd = net::Connect(addr, attempt);
       if (!fd.ok()) {
         last = fd.status();
@@ -119,8 +118,9 @@ Result<TcpConnection> ConnectOne(int self, int size, uint64_t comm_id, const Tcp
       if (deadline.expired()) break;
     }
     if (deadline.expired()) {
-      return DeadlineExceeded(fmt::format("rank {}: timed out connecting to rank {} at {} (last: {})",
-                                          self, peer.rank, JoinAddrs(peer.addrs), last.ToString()));
+      return DeadlineExceeded(
+          fmt::format("rank {}: timed out connecting to rank {} at {} (last: {})", self, peer.rank,
+                      JoinAddrs(peer.addrs), last.ToString()));
     }
     // Every address failed fast (e.g. refused): pause instead of spinning.
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -153,8 +153,7 @@ Status AcceptQueued(int self, int listen_fd, std::vector<Pending>* pending) {
 // Reads more of a pending handshake. Returns false when the connection is finished with
 // (dropped, rejected or accepted into `out`).
 bool AdvanceHandshake(int self, int size, uint64_t comm_id, const std::vector<int>& accept_from,
-                      std::vector<bool>* connected, Pending* p,
-                      std::vector<TcpConnection>* out) {
+                      std::vector<bool>* connected, Pending* p, std::vector<TcpConnection>* out) {
   ssize_t r = ::recv(p->fd.get(), reinterpret_cast<uint8_t*>(&p->hs) + p->got,
                      sizeof(Handshake) - p->got, MSG_DONTWAIT);
   if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return true;
@@ -261,8 +260,7 @@ Result<Listener> OpenListener(int rank) {
   return l;
 }
 
-Result<std::vector<TcpConnection>> ConnectPeers(int self, int size, uint64_t comm_id,
-                                                int listen_fd,
+Result<std::vector<TcpConnection>> ConnectPeers(int self, int size, uint64_t comm_id, int listen_fd,
                                                 const std::vector<TcpPeer>& connect_to,
                                                 const std::vector<int>& accept_from,
                                                 const Deadline& deadline) {

@@ -48,8 +48,7 @@ struct TcpConnection {
 // connection from every rank in `accept_from` (all of higher rank) on `listen_fd`.
 // Returns the connections in the order connect_to then accept_from. Bounded by
 // `deadline`; errors name this rank, the peer and the addresses tried.
-Result<std::vector<TcpConnection>> ConnectPeers(int self, int size, uint64_t comm_id,
-                                                int listen_fd,
+Result<std::vector<TcpConnection>> ConnectPeers(int self, int size, uint64_t comm_id, int listen_fd,
                                                 const std::vector<TcpPeer>& connect_to,
                                                 const std::vector<int>& accept_from,
                                                 const Deadline& deadline);

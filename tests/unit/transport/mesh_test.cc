@@ -2,14 +2,13 @@
 #include "transport/mesh.h"
 
 #include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <tuple>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "test_util.h"
 #include "transport/card.h"
@@ -214,9 +213,9 @@ TEST(MeshTest, ForeignConnectionsAreRejected) {
           uint64_t comm;
           int32_t rank, size;
         } __attribute__((packed));
-        Bad hs[] = {{0x12345678, 1, 0, comm, 2, n},       // not weft
-                    {0x48544657, 1, 0, comm + 1, 2, n},   // other communicator
-                    {0x48544657, 1, 0, comm, 7, n}};      // rank out of range
+        Bad hs[] = {{0x12345678, 1, 0, comm, 2, n},      // not weft
+                    {0x48544657, 1, 0, comm + 1, 2, n},  // other communicator
+                    {0x48544657, 1, 0, comm, 7, n}};     // rank out of range
         for (const Bad& b : hs) {
           auto fd = net::Connect(addr, Deadline::AfterSeconds(5));
           if (!fd.ok()) return fd.status();
@@ -278,21 +277,25 @@ TEST(MeshTest, ConnectTimeoutNamesPeerAndAddress) {
   auto m = ConnectWithFakePeer(TransportMode::kTcp, fake, 0.3);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), Code::kDeadlineExceeded);
-  EXPECT_THAT(m.status().message(), HasSubstr("rank 1: timed out connecting to rank 0 at 127.0.0.1:1"));
+  EXPECT_THAT(m.status().message(),
+              HasSubstr("rank 1: timed out connecting to rank 0 at 127.0.0.1:1"));
 }
 
 TEST(MeshTest, ShmModeWithARemotePeerIsInvalidArgument) {
-  auto m = ConnectWithFakePeer(TransportMode::kShm, FakeRank0(UniqueCommId(), TransportMode::kShm), 1);
+  auto m =
+      ConnectWithFakePeer(TransportMode::kShm, FakeRank0(UniqueCommId(), TransportMode::kShm), 1);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), Code::kInvalidArgument);
   EXPECT_THAT(m.status().message(), HasSubstr("WEFT_TRANSPORT=shm, but rank 0 is on another host"));
 }
 
 TEST(MeshTest, RanksWithDifferentModesAreInvalidUsage) {
-  auto m = ConnectWithFakePeer(TransportMode::kAuto, FakeRank0(UniqueCommId(), TransportMode::kTcp), 1);
+  auto m =
+      ConnectWithFakePeer(TransportMode::kAuto, FakeRank0(UniqueCommId(), TransportMode::kTcp), 1);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), Code::kInvalidUsage);
-  EXPECT_THAT(m.status().message(), HasSubstr("rank 1 uses WEFT_TRANSPORT=auto but rank 0 uses tcp"));
+  EXPECT_THAT(m.status().message(),
+              HasSubstr("rank 1 uses WEFT_TRANSPORT=auto but rank 0 uses tcp"));
 }
 
 TEST(MeshTest, MalformedCardIsProtocolErrorNamingTheRank) {

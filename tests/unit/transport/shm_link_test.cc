@@ -1,6 +1,8 @@
 #include "transport/shm/shm_link.h"
 
 #include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -8,9 +10,6 @@
 
 #include <chrono>
 #include <cstdlib>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "test_util.h"
 #include "transport/shm/segment.h"

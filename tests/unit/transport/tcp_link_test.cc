@@ -1,11 +1,10 @@
 // TcpLink over a socketpair: the framing, checks and error paths, without the network.
 #include "transport/tcp/tcp_link.h"
 
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "test_util.h"
 

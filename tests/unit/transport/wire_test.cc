@@ -19,7 +19,8 @@ TEST(WireTest, DescribeNamesEveryKind) {
   EXPECT_EQ(Describe(Header(kPointToPoint, 3, 0, 0, PackDtypeOp(0, 0))),
             "p2p seq 3 step 0 int8/sum 0 bytes");
   EXPECT_EQ(Describe(Header(0, 7, 3, 4096)), "allreduce seq 7 step 3 float32/sum 4096 bytes");
-  EXPECT_EQ(Describe(Header(2, 1, 0, 2, PackDtypeOp(7, 3))), "broadcast seq 1 step 0 bfloat16/max 2 bytes");
+  EXPECT_EQ(Describe(Header(2, 1, 0, 2, PackDtypeOp(7, 3))),
+            "broadcast seq 1 step 0 bfloat16/max 2 bytes");
   // Values outside the tables still describe, never crash.
   EXPECT_THAT(Describe(Header(77, 1, 0, 0, 0xffff)), HasSubstr("kind 0x4d"));
   EXPECT_THAT(Describe(Header(77, 1, 0, 0, 0xffff)), HasSubstr("dtype_op 0xffff"));
@@ -49,9 +50,9 @@ TEST(WireTest, MismatchNamesBothHeadersAndTheCause) {
             "different collectives");
   EXPECT_THAT(CheckHeader(Header(0, 8, 2, 4096), Header(0, 7, 2, 4096), 1, 3).message(),
               HasSubstr("different calls"));
-  EXPECT_THAT(CheckHeader(Header(0, 7, 2, 4096, PackDtypeOp(9, 0)), Header(0, 7, 2, 4096), 1, 3)
-                  .message(),
-              HasSubstr("different data types"));
+  EXPECT_THAT(
+      CheckHeader(Header(0, 7, 2, 4096, PackDtypeOp(9, 0)), Header(0, 7, 2, 4096), 1, 3).message(),
+      HasSubstr("different data types"));
   EXPECT_THAT(CheckHeader(Header(0, 7, 2, 4000), Header(0, 7, 2, 4096), 1, 3).message(),
               HasSubstr("different counts"));
   EXPECT_THAT(CheckHeader(Header(0, 7, 3, 4096), Header(0, 7, 2, 4096), 1, 3).message(),
