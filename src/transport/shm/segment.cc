@@ -165,7 +165,12 @@ Segment::Segment(std::string name, int side, void* base, size_t bytes)
       side_(side),
       base_(base),
       bytes_(bytes),
-      header_(static_cast<SegmentHeader*>(base)) {}
+      header_(static_cast<SegmentHeader*>(base)) {
+  // A child forked later (a data-loader worker, a launcher helper) must not inherit the
+  // mapping: a stray use there (say, this destructor marking the link closed) would
+  // silently break the parent's link; without the mapping it faults visibly instead.
+  madvise(base_, bytes_, MADV_DONTFORK);
+}
 
 Segment::~Segment() {
   // Release so that every byte this side wrote is visible before the peer sees closed.
