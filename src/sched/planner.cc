@@ -17,6 +17,10 @@ namespace {
 // and Bruck algorithms win, above them the bandwidth terms of ring and pairwise ones.
 // To be tuned by measurement (weft-bench) per transport.
 constexpr size_t kAllReduceSmallBytes = 64 << 10;       // compared with count·elem
+// Between small and this, Rabenseifner's lg p latency beats the ring's p-1 steps on
+// power-of-two worlds (elsewhere its fold sends the whole vector once more); above
+// it the ring's neighbour-only traffic and deep pipelining win.
+constexpr size_t kAllReduceMediumBytes = 4 << 20;
 constexpr size_t kReduceSmallBytes = 64 << 10;          // count·elem
 constexpr size_t kBroadcastSmallBytes = 64 << 10;       // count·elem
 constexpr size_t kAllGatherSmallBytes = 64 << 10;       // total gathered: size·count·elem
@@ -102,7 +106,9 @@ const char* DefaultName(const CollectiveSpec& spec, size_t elem_size) {
   const size_t total = bytes * static_cast<size_t>(spec.size);
   switch (spec.coll) {
     case Collective::kAllReduce:
-      return bytes < kAllReduceSmallBytes ? "recursive_doubling" : "ring";
+      if (bytes < kAllReduceSmallBytes) return "recursive_doubling";
+      if (bytes < kAllReduceMediumBytes && IsPowerOfTwo(spec.size)) return "rabenseifner";
+      return "ring";
     case Collective::kReduce:
       return bytes < kReduceSmallBytes ? "binomial" : "ring";
     case Collective::kBroadcast:

@@ -18,6 +18,9 @@ const std::vector<Algorithm>& AllAlgorithms() {
        a::AnySize, a::BuildAllReduceRecursiveDoubling},
       {"binomial", C::kAllReduce, "binomial-tree reduce to rank 0 then binomial broadcast",
        a::AnySize, a::BuildAllReduceBinomial},
+      {"rabenseifner", C::kAllReduce,
+       "recursive-halving reduce-scatter then recursive-doubling allgather; large messages",
+       a::AnySize, a::BuildAllReduceRabenseifner},
 
       {"binomial", C::kReduce, "binomial-tree reduce to the root", a::AnySize,
        a::BuildReduceBinomial},

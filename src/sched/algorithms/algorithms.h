@@ -15,6 +15,7 @@ inline bool PowerOfTwoSize(const CollectiveSpec& spec) {
 Schedule BuildAllReduceRing(const CollectiveSpec& spec);
 Schedule BuildAllReduceRecursiveDoubling(const CollectiveSpec& spec);
 Schedule BuildAllReduceBinomial(const CollectiveSpec& spec);
+Schedule BuildAllReduceRabenseifner(const CollectiveSpec& spec);
 
 Schedule BuildReduceBinomial(const CollectiveSpec& spec);
 Schedule BuildReduceRing(const CollectiveSpec& spec);

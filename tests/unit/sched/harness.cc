@@ -72,8 +72,8 @@ Buffers Reference(const CollectiveSpec& spec, const Buffers& in, const Op& op) {
   };
   switch (spec.coll) {
     case Collective::kAllReduce:
-      for (int r = 0; r < n; ++r)
-        for (size_t i = 0; i < c; ++i) out[r][i] = reduce_all(0, i);
+      for (size_t i = 0; i < c; ++i) out[0][i] = reduce_all(0, i);
+      for (int r = 1; r < n; ++r) out[r] = out[0];
       break;
     case Collective::kReduce:
       for (size_t i = 0; i < c; ++i) out[spec.root][i] = reduce_all(0, i);

@@ -27,7 +27,9 @@ Planner MustCreate(const std::string& spec) {
 TEST(PlannerDefaults, SmallAndLargeMessages) {
   const Planner p = MustCreate("");
   EXPECT_EQ(Chosen(p, Request(Collective::kAllReduce, 8, 16)), "recursive_doubling");
-  EXPECT_EQ(Chosen(p, Request(Collective::kAllReduce, 8, 1 << 20)), "ring");
+  EXPECT_EQ(Chosen(p, Request(Collective::kAllReduce, 8, 1 << 18)), "rabenseifner");
+  EXPECT_EQ(Chosen(p, Request(Collective::kAllReduce, 6, 1 << 18)), "ring");
+  EXPECT_EQ(Chosen(p, Request(Collective::kAllReduce, 8, 1 << 22)), "ring");
   EXPECT_EQ(Chosen(p, Request(Collective::kBroadcast, 8, 16)), "binomial");
   EXPECT_EQ(Chosen(p, Request(Collective::kBroadcast, 8, 1 << 20)), "ring");
   EXPECT_EQ(Chosen(p, Request(Collective::kAllToAll, 8, 16)), "bruck");
@@ -42,7 +44,7 @@ TEST(PlannerDefaults, ThresholdUsesBytesNotElements) {
   const Planner p = MustCreate("");
   // 16 Ki elements: 16 KiB of int8 is small, 128 KiB of float64 is large.
   EXPECT_EQ(Chosen(p, Request(Collective::kAllReduce, 8, 16 << 10, 1)), "recursive_doubling");
-  EXPECT_EQ(Chosen(p, Request(Collective::kAllReduce, 8, 16 << 10, 8)), "ring");
+  EXPECT_EQ(Chosen(p, Request(Collective::kAllReduce, 8, 16 << 10, 8)), "rabenseifner");
 }
 
 TEST(PlannerDefaults, EveryCollectiveEverySizeHasASupportedChoice) {
