@@ -1,0 +1,105 @@
+// weft-bench: nccl-tests style bandwidth and correctness benchmark, over the public C
+// API only. One process per rank; the world comes from the launcher's environment
+// (weftrun, torchrun, Slurm, Open MPI):
+//
+//   weftrun -n 4 weft-bench -o allreduce -b 8 -e 128M -f 2 -d bfloat16 -r sum
+//
+// Exit status: 0 when every check passed, 1 on wrong results or a weft error, 2 on
+// a usage error.
+#include <weft/weft.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "collectives.h"
+#include "dtypes.h"
+#include "options.h"
+#include "report.h"
+#include "runner.h"
+#include "weft_error.h"
+
+namespace weftbench {
+namespace {
+
+// Requested sizes: min, min*f, ... up to max (nccl-tests -b/-e/-f).
+std::vector<size_t> Sizes(const Options& o) {
+  std::vector<size_t> sizes;
+  for (double s = static_cast<double>(o.min_bytes); s <= static_cast<double>(o.max_bytes);
+       s *= o.step_factor) {
+    sizes.push_back(static_cast<size_t>(s));
+    if (s == 0) s = 1.0 / o.step_factor;  // 0 * f stays 0: go on from 1 byte
+  }
+  return sizes;
+}
+
+int Run(const Options& o) {
+  World w{};
+  CheckWeft(weftCommInitFromEnv(&w.comm), nullptr, "weftCommInitFromEnv");
+  CheckWeft(weftCommUserRank(w.comm, &w.rank), w.comm, "weftCommUserRank");
+  CheckWeft(weftCommCount(w.comm, &w.nranks), w.comm, "weftCommCount");
+  if (o.root >= w.nranks) {
+    if (w.rank == 0)
+      std::fprintf(stderr, "weft-bench: --root %d but only %d ranks\n", o.root, w.nranks);
+    weftCommDestroy(w.comm);
+    return 2;
+  }
+  const bool leader = w.rank == 0;
+  if (leader) PrintPreamble(o, w.nranks);
+
+  std::vector<Row> rows;
+  int64_t wrong_total = 0;
+  double busbw_sum = 0;
+  int busbw_n = 0;
+  const std::vector<size_t> sizes = Sizes(o);
+  for (const auto& op : o.ops) {
+    const Collective& c = *FindCollective(op);
+    if (leader) PrintHeader(c.name);
+    // Data movement ignores the reduction: one pass, not one per redop.
+    const std::vector<weftRedOp_t> redops =
+        c.reduces ? o.redops : std::vector<weftRedOp_t>{weftSum};
+    for (weftDataType_t dtype : o.dtypes) {
+      const size_t typesize = Info(dtype).size;
+      Buffers buffers(c, CountForBytes(c, o.max_bytes, typesize, w.nranks), typesize,
+                      w.nranks);
+      for (weftRedOp_t redop : redops) {
+        size_t previous = SIZE_MAX;
+        for (size_t bytes : sizes) {
+          // Sizes that round down to the same buffer (e.g. 0 and 1 byte) run once.
+          const size_t total = BytesForCount(c, CountForBytes(c, bytes, typesize, w.nranks),
+                                             typesize, w.nranks);
+          if (total == previous) continue;
+          previous = total;
+          Row row = MeasureSize(w, o, c, dtype, redop, bytes, buffers);
+          for (const ModeResult* m : {&row.out_of_place, &row.in_place}) {
+            if (!m->ran) continue;
+            busbw_sum += m->busbw;
+            ++busbw_n;
+            if (m->wrong > 0) wrong_total += m->wrong;
+          }
+          if (leader) PrintRow(row);
+          rows.push_back(std::move(row));
+        }
+      }
+    }
+  }
+  const double avg_busbw = busbw_n > 0 ? busbw_sum / busbw_n : 0;
+  bool ok = wrong_total == 0;
+  if (leader) {
+    PrintFooter(wrong_total, o.check, avg_busbw);
+    if (!o.json_path.empty())
+      ok = WriteJson(o.json_path, o, w.nranks, rows, wrong_total, avg_busbw) && ok;
+  }
+  CheckWeft(weftCommDestroy(w.comm), nullptr, "weftCommDestroy");
+  // Every rank knows wrong_total (it is summed over ranks), so all agree on failure.
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace weftbench
+
+int main(int argc, char** argv) {
+  const auto parsed = weftbench::ParseOptions(argc, argv);
+  if (!parsed.options) return parsed.exit_code;
+  return weftbench::Run(*parsed.options);
+}

@@ -1,0 +1,40 @@
+// weft-bench's command line, in the spelling of nccl-tests.
+#pragma once
+
+#include <weft/weft.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace weftbench {
+
+struct Options {
+  std::vector<std::string> ops;           // collective names, "all" expanded
+  size_t min_bytes = 32u << 20;           // nccl-tests defaults
+  size_t max_bytes = 32u << 20;
+  double step_factor = 2.0;
+  std::vector<weftDataType_t> dtypes;     // -d, "all" expanded
+  std::vector<weftRedOp_t> redops;        // -r, "all" expanded
+  int iters = 20;
+  int warmup_iters = 5;
+  bool check = true;
+  int root = 0;
+  std::string json_path;                  // empty: no JSON
+  std::vector<std::string> argv;          // for the JSON record
+};
+
+// "1K", "16M", "2G" (powers of 1024, as nccl-tests), or plain bytes.
+std::optional<size_t> ParseSize(std::string_view s);
+
+// On --help or a usage error prints (stdout / stderr) and returns the process exit
+// code in exit_code; otherwise returns the options.
+struct ParseOutcome {
+  std::optional<Options> options;
+  int exit_code = 0;
+};
+ParseOutcome ParseOptions(int argc, char** argv);
+
+}  // namespace weftbench

@@ -1,0 +1,120 @@
+#include "runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "check.h"
+#include "dtypes.h"
+#include "weft_error.h"
+
+namespace weftbench {
+namespace {
+
+void* AllocTouched(size_t bytes) {
+  // Page aligned like a real training buffer; aligned_alloc wants a multiple of it.
+  constexpr size_t kAlign = 4096;
+  const size_t rounded = std::max(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+  void* p = std::aligned_alloc(kAlign, rounded);
+  if (p == nullptr) {
+    std::fprintf(stderr, "weft-bench: cannot allocate %zu bytes\n", rounded);
+    std::exit(1);
+  }
+  std::memset(p, 0, rounded);  // fault the pages in now, not inside the timed loop
+  return p;
+}
+
+struct Pointers {
+  const void* send;
+  void* recv;
+};
+
+Pointers Layout(const Collective& c, bool in_place, const Buffers& b, size_t count,
+                size_t typesize, int rank) {
+  if (!in_place) return {b.send(), b.recv()};
+  auto* base = static_cast<char*>(b.in_place());
+  const size_t offset = static_cast<size_t>(rank) * count * typesize;
+  switch (c.in_place) {
+    case InPlace::kSendInsideRecv: return {base + offset, base};
+    case InPlace::kRecvInsideSend: return {base, base + offset};
+    default: return {base, base};
+  }
+}
+
+ModeResult RunMode(const World& w, const Options& o, const Collective& c, bool in_place,
+                   const CallArgs& args, const CheckSpec& spec, size_t bytes) {
+  ModeResult m;
+  m.ran = true;
+  void* send = const_cast<void*>(args.send);
+  // The timed runs see real data (no NaN/denormal surprises in the reductions).
+  FillInputs(spec, send);
+  for (int i = 0; i < o.warmup_iters; ++i) CheckWeft(c.call(args), w.comm, c.name);
+
+  CheckWeft(weftBarrier(w.comm), w.comm, "weftBarrier");
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < o.iters; ++i) CheckWeft(c.call(args), w.comm, c.name);
+  const auto t1 = std::chrono::steady_clock::now();
+  double avg_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / o.iters;
+  // The slowest rank defines the collective's time.
+  CheckWeft(weftAllReduce(&avg_us, &avg_us, 1, weftFloat64, weftMax, w.comm), w.comm,
+            "weftAllReduce(time)");
+  m.time_us = avg_us;
+  m.algbw = avg_us > 0 ? static_cast<double>(bytes) / (avg_us * 1e3) : 0;  // GB/s
+  m.busbw = m.algbw * c.bus_factor(w.nranks);
+
+  if (o.check) {
+    // One more run on fresh inputs (in place, the timed runs overwrote them). The
+    // output is poisoned first, so an element never written counts as wrong, except
+    // where the output is (part of) the input.
+    if (!in_place || c.in_place == InPlace::kSendInsideRecv) Poison(spec, args.recv);
+    FillInputs(spec, send);
+    CheckWeft(c.call(args), w.comm, c.name);
+    int64_t wrong = CountWrong(spec, args.recv);
+    CheckWeft(weftAllReduce(&wrong, &wrong, 1, weftInt64, weftSum, w.comm), w.comm,
+              "weftAllReduce(#wrong)");
+    m.wrong = wrong;
+  }
+  return m;
+}
+
+}  // namespace
+
+Buffers::Buffers(const Collective& c, size_t max_count, size_t typesize, int nranks) {
+  const size_t send = c.send_elems(max_count, nranks) * typesize;
+  const size_t recv = c.recv_elems(max_count, nranks) * typesize;
+  send_ = AllocTouched(send);
+  recv_ = AllocTouched(recv);
+  in_place_ = AllocTouched(std::max(send, recv));
+}
+
+Buffers::~Buffers() {
+  std::free(send_);
+  std::free(recv_);
+  std::free(in_place_);
+}
+
+Row MeasureSize(const World& w, const Options& o, const Collective& c, weftDataType_t dtype,
+                weftRedOp_t redop, size_t bytes, Buffers& buffers) {
+  const size_t typesize = Info(dtype).size;
+  const size_t count = CountForBytes(c, bytes, typesize, w.nranks);
+  const size_t total = BytesForCount(c, count, typesize, w.nranks);
+  Row row{c.name,
+          total,
+          total / typesize,  // nccl-tests: the count column is S / typesize
+          Info(dtype).name,
+          c.reduces ? RedOpName(redop) : "none",
+          c.rooted ? o.root : -1,
+          {},
+          {}};
+  const CheckSpec spec{&c, dtype, redop, o.root, w.rank, w.nranks, count};
+  for (bool in_place : {false, true}) {
+    if (in_place && c.in_place == InPlace::kUnsupported) continue;  // reported as N/A
+    const Pointers p = Layout(c, in_place, buffers, count, typesize, w.rank);
+    const CallArgs args{p.send, p.recv, count, dtype, redop, o.root, w.rank, w.nranks, w.comm};
+    (in_place ? row.in_place : row.out_of_place) = RunMode(w, o, c, in_place, args, spec, total);
+  }
+  return row;
+}
+
+}  // namespace weftbench
