@@ -1,11 +1,11 @@
 #include "sched/interpreter.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <deque>
 #include <string>
-
-#include <fmt/format.h>
 
 namespace weft::sched {
 namespace {
@@ -72,9 +72,12 @@ bool Same(const Region& a, const Region& b) {
 
 const char* BufName(Buf b) {
   switch (b) {
-    case Buf::kInput: return "input";
-    case Buf::kOutput: return "output";
-    case Buf::kScratch: return "scratch";
+    case Buf::kInput:
+      return "input";
+    case Buf::kOutput:
+      return "output";
+    case Buf::kScratch:
+      return "scratch";
   }
   return "?";
 }
@@ -83,10 +86,20 @@ Status Resolve(const Layout& l, const Slice& s, Region* out) {
   size_t limit = 0, base = 0;
   int space = kArena;
   switch (s.buf) {
-    case Buf::kInput: limit = l.in_count; base = l.in_base; break;
-    case Buf::kOutput: limit = l.out_count; base = l.out_base; break;
-    case Buf::kScratch: limit = l.scratch_count; space = kScratchSpace; break;
-    default: return Internal(fmt::format("bad buffer id {}", static_cast<int>(s.buf)));
+    case Buf::kInput:
+      limit = l.in_count;
+      base = l.in_base;
+      break;
+    case Buf::kOutput:
+      limit = l.out_count;
+      base = l.out_base;
+      break;
+    case Buf::kScratch:
+      limit = l.scratch_count;
+      space = kScratchSpace;
+      break;
+    default:
+      return Internal(fmt::format("bad buffer id {}", static_cast<int>(s.buf)));
   }
   if (s.offset > limit || s.count > limit - s.offset) {
     return Internal(fmt::format("slice {}[{}+{}] is out of bounds: the {} holds {} elements",
@@ -127,8 +140,8 @@ Status CheckStep(const CollectiveSpec& spec, const Layout& l, const Step& s, Reg
     case StepKind::kReduce:
     case StepKind::kCopy: {
       if (s.src.count != s.dst.count) {
-        return Internal(fmt::format("source has {} elements but destination has {}",
-                                    s.src.count, s.dst.count));
+        return Internal(
+            fmt::format("source has {} elements but destination has {}", s.src.count, s.dst.count));
       }
       WEFT_RETURN_IF_ERROR(CheckWritable(s.dst));
       WEFT_RETURN_IF_ERROR(Resolve(l, s.src, src));
@@ -145,8 +158,7 @@ Status CheckStep(const CollectiveSpec& spec, const Layout& l, const Step& s, Reg
   return Internal(fmt::format("unknown step kind {}", static_cast<int>(s.kind)));
 }
 
-Status ValidateWithLayout(const CollectiveSpec& spec, const Schedule& schedule,
-                          const Layout& l) {
+Status ValidateWithLayout(const CollectiveSpec& spec, const Schedule& schedule, const Layout& l) {
   for (size_t ri = 0; ri < schedule.rounds.size(); ++ri) {
     const std::vector<Step>& steps = schedule.rounds[ri].steps;
     std::vector<Region> src(steps.size()), dst(steps.size());
@@ -190,8 +202,8 @@ struct RankState {
   Layout layout;
   std::vector<std::byte> arena;
   std::vector<std::byte> scratch;
-  size_t round = 0;               // current round; == rounds.size() when done
-  std::vector<size_t> seq;        // per step of the current round: FIFO index with its peer
+  size_t round = 0;         // current round; == rounds.size() when done
+  std::vector<size_t> seq;  // per step of the current round: FIFO index with its peer
 
   bool done() const { return round >= schedule->rounds.size(); }
   std::byte* Ptr(const Region& r, size_t elem) {
@@ -203,8 +215,12 @@ struct RankState {
 class Machine {
  public:
   Machine(const CollectiveSpec& spec, size_t elem, const ReduceFn& reduce, bool rendezvous)
-      : n_(spec.size), elem_(elem), reduce_(reduce), rendezvous_(rendezvous),
-        queues_(static_cast<size_t>(n_) * n_), sends_posted_(queues_.size(), 0),
+      : n_(spec.size),
+        elem_(elem),
+        reduce_(reduce),
+        rendezvous_(rendezvous),
+        queues_(static_cast<size_t>(n_) * n_),
+        sends_posted_(queues_.size(), 0),
         recvs_posted_(queues_.size(), 0) {}
 
   std::vector<RankState>& ranks() { return ranks_; }
@@ -298,7 +314,8 @@ class Machine {
       (void)Resolve(s.layout, step.src, &src);
       (void)Resolve(s.layout, step.dst, &dst);
       if (step.kind == StepKind::kCopy) {
-        if (!Same(src, dst)) std::memcpy(s.Ptr(dst, elem_), s.Ptr(src, elem_), step.src.count * elem_);
+        if (!Same(src, dst))
+          std::memcpy(s.Ptr(dst, elem_), s.Ptr(src, elem_), step.src.count * elem_);
       } else if (step.src.count > 0) {
         reduce_(s.Ptr(dst, elem_), s.Ptr(src, elem_), step.src.count);
       }
@@ -316,8 +333,9 @@ class Machine {
       for (size_t i = 0; i < steps.size(); ++i) {
         const Step& step = steps[i];
         if (step.kind == StepKind::kRecv && sends_posted_[Pair(step.peer, r)] <= s.seq[i]) {
-          out += fmt::format(" rank {} round {} waits for message #{} from rank {} ({} sent so far);",
-                             r, s.round, s.seq[i], step.peer, sends_posted_[Pair(step.peer, r)]);
+          out +=
+              fmt::format(" rank {} round {} waits for message #{} from rank {} ({} sent so far);",
+                          r, s.round, s.seq[i], step.peer, sends_posted_[Pair(step.peer, r)]);
           ++listed;
           break;
         }

@@ -1,13 +1,13 @@
 // WEFT_ALGO parsing and the default algorithm choice.
 #include "sched/planner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <set>
 #include <string_view>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace weft::sched {
 namespace {
@@ -16,17 +16,17 @@ namespace {
 // (reference/collective-costs.md): below them the lg p latency terms of tree, doubling
 // and Bruck algorithms win, above them the bandwidth terms of ring and pairwise ones.
 // To be tuned by measurement (weft-bench) per transport.
-constexpr size_t kAllReduceSmallBytes = 64 << 10;       // compared with count·elem
+constexpr size_t kAllReduceSmallBytes = 64 << 10;  // compared with count·elem
 // Between small and this, Rabenseifner's lg p latency beats the ring's p-1 steps on
 // power-of-two worlds (elsewhere its fold sends the whole vector once more); above
 // it the ring's neighbour-only traffic and deep pipelining win.
 constexpr size_t kAllReduceMediumBytes = 4 << 20;
-constexpr size_t kReduceSmallBytes = 64 << 10;          // count·elem
-constexpr size_t kBroadcastSmallBytes = 64 << 10;       // count·elem
-constexpr size_t kAllGatherSmallBytes = 64 << 10;       // total gathered: size·count·elem
-constexpr size_t kReduceScatterSmallBytes = 64 << 10;   // total input: size·count·elem
-constexpr size_t kAllToAllSmallBytes = 64 << 10;        // total sent: size·count·elem
-constexpr size_t kGatherScatterSmallBytes = 64 << 10;   // total at the root: size·count·elem
+constexpr size_t kReduceSmallBytes = 64 << 10;         // count·elem
+constexpr size_t kBroadcastSmallBytes = 64 << 10;      // count·elem
+constexpr size_t kAllGatherSmallBytes = 64 << 10;      // total gathered: size·count·elem
+constexpr size_t kReduceScatterSmallBytes = 64 << 10;  // total input: size·count·elem
+constexpr size_t kAllToAllSmallBytes = 64 << 10;       // total sent: size·count·elem
+constexpr size_t kGatherScatterSmallBytes = 64 << 10;  // total at the root: size·count·elem
 
 std::string Trim(std::string_view s) {
   size_t b = 0, e = s.size();
@@ -86,7 +86,8 @@ int FindCollective(std::string_view name) {
 
 Status ValidateSpec(const CollectiveSpec& spec) {
   const int c = static_cast<int>(spec.coll);
-  if (c < 0 || c >= kNumCollectives) return InvalidArgument(fmt::format("unknown collective {}", c));
+  if (c < 0 || c >= kNumCollectives)
+    return InvalidArgument(fmt::format("unknown collective {}", c));
   if (spec.size < 1 || spec.rank < 0 || spec.rank >= spec.size) {
     return InvalidArgument(fmt::format("{}: rank {} is not in a world of {} ranks",
                                        CollectiveName(spec.coll), spec.rank, spec.size));
@@ -117,9 +118,11 @@ const char* DefaultName(const CollectiveSpec& spec, size_t elem_size) {
       if (total >= kAllGatherSmallBytes) return "ring";
       return IsPowerOfTwo(spec.size) ? "recursive_doubling" : "bruck";
     case Collective::kReduceScatter:
-      // Same cost terms; pairwise has no forwarding chain, so a slow rank delays only
-      // its own peers. Ring keeps every link busy for large inputs.
-      return total < kReduceScatterSmallBytes ? "pairwise" : "ring";
+      // Small: lg p rounds where the world allows, else pairwise (same terms as the ring,
+      // but no forwarding chain, so a slow rank delays only its own peers). Large: the
+      // ring keeps every link busy with neighbour-only traffic.
+      if (total >= kReduceScatterSmallBytes) return "ring";
+      return IsPowerOfTwo(spec.size) ? "recursive_halving" : "pairwise";
     case Collective::kAllToAll:
       return total < kAllToAllSmallBytes ? "bruck" : "pairwise";
     case Collective::kGather:
@@ -149,10 +152,10 @@ Result<Planner> Planner::Create(const std::string& algo_override) {
         }
       }
       if (!any) {
-        return InvalidArgument(fmt::format(
-            "WEFT_ALGO: no collective has an algorithm named '{}'; valid names: {} "
-            "(or <collective>:<name>, e.g. allreduce:ring)",
-            entry, Join(AllNames())));
+        return InvalidArgument(
+            fmt::format("WEFT_ALGO: no collective has an algorithm named '{}'; valid names: {} "
+                        "(or <collective>:<name>, e.g. allreduce:ring)",
+                        entry, Join(AllNames())));
       }
       continue;
     }
@@ -160,14 +163,15 @@ Result<Planner> Planner::Create(const std::string& algo_override) {
     const std::string algo_name = Trim(std::string_view(entry).substr(colon + 1));
     const int coll = FindCollective(coll_name);
     if (coll < 0) {
-      return InvalidArgument(fmt::format("WEFT_ALGO: unknown collective '{}' in '{}'; valid "
-                                         "collectives: {}",
-                                         coll_name, entry, Join(CollectiveNames())));
+      return InvalidArgument(
+          fmt::format("WEFT_ALGO: unknown collective '{}' in '{}'; valid "
+                      "collectives: {}",
+                      coll_name, entry, Join(CollectiveNames())));
     }
     if (FindAlgorithm(static_cast<Collective>(coll), algo_name) == nullptr) {
       return InvalidArgument(fmt::format(
-          "WEFT_ALGO: {} has no algorithm named '{}'; valid names for {}: {}", coll_name,
-          algo_name, coll_name, Join(NamesFor(static_cast<Collective>(coll)))));
+          "WEFT_ALGO: {} has no algorithm named '{}'; valid names for {}: {}", coll_name, algo_name,
+          coll_name, Join(NamesFor(static_cast<Collective>(coll)))));
     }
     planner.override_by_coll_[coll] = algo_name;
   }
@@ -191,8 +195,8 @@ Result<const Algorithm*> Planner::Choose(const PlanRequest& request) const {
   for (const Algorithm& algorithm : AllAlgorithms()) {
     if (algorithm.coll == spec.coll && algorithm.supports(spec)) return &algorithm;
   }
-  return Internal(fmt::format("no algorithm supports {} on {} ranks",
-                              CollectiveName(spec.coll), spec.size));
+  return Internal(
+      fmt::format("no algorithm supports {} on {} ranks", CollectiveName(spec.coll), spec.size));
 }
 
 }  // namespace weft::sched

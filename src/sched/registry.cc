@@ -11,8 +11,8 @@ const std::vector<Algorithm>& AllAlgorithms() {
   namespace a = algo;
   static const std::vector<Algorithm> kAlgorithms = {
       {"ring", C::kAllReduce,
-       "ring reduce-scatter then ring allgather; bandwidth-optimal for large messages",
-       a::AnySize, a::BuildAllReduceRing},
+       "ring reduce-scatter then ring allgather; bandwidth-optimal for large messages", a::AnySize,
+       a::BuildAllReduceRing},
       {"recursive_doubling", C::kAllReduce,
        "lg p whole-vector exchanges, extra ranks folded in; latency-optimal for small messages",
        a::AnySize, a::BuildAllReduceRecursiveDoubling},
@@ -24,8 +24,8 @@ const std::vector<Algorithm>& AllAlgorithms() {
 
       {"binomial", C::kReduce, "binomial-tree reduce to the root", a::AnySize,
        a::BuildReduceBinomial},
-      {"ring", C::kReduce, "ring reduce-scatter then every chunk straight to the root",
-       a::AnySize, a::BuildReduceRing},
+      {"ring", C::kReduce, "ring reduce-scatter then every chunk straight to the root", a::AnySize,
+       a::BuildReduceRing},
 
       {"binomial", C::kBroadcast, "binomial-tree broadcast: lg p rounds of whole messages",
        a::AnySize, a::BuildBroadcastBinomial},
@@ -35,8 +35,8 @@ const std::vector<Algorithm>& AllAlgorithms() {
       {"ring", C::kAllGather, "ring allgather: p-1 steps of one block", a::AnySize,
        a::BuildAllGatherRing},
       {"recursive_doubling", C::kAllGather,
-       "lg p exchanges of doubling block ranges; power-of-two world sizes only",
-       a::PowerOfTwoSize, a::BuildAllGatherRecursiveDoubling},
+       "lg p exchanges of doubling block ranges; power-of-two world sizes only", a::PowerOfTwoSize,
+       a::BuildAllGatherRecursiveDoubling},
       {"bruck", C::kAllGather, "Bruck: ceil(lg p) steps through scratch, then a rotation",
        a::AnySize, a::BuildAllGatherBruck},
 
@@ -45,25 +45,28 @@ const std::vector<Algorithm>& AllAlgorithms() {
       {"pairwise", C::kReduceScatter,
        "direct: in step k send block r+k to its owner, reduce the block from r-k", a::AnySize,
        a::BuildReduceScatterPairwise},
+      {"recursive_halving", C::kReduceScatter,
+       "lg p rounds of halving block ranges; power-of-two world sizes only", a::PowerOfTwoSize,
+       a::BuildReduceScatterRecursiveHalving},
 
       {"pairwise", C::kAllToAll,
        "p-1 steps; in step k send to r+k and receive from r-k; for large blocks", a::AnySize,
        a::BuildAllToAllPairwise},
-      {"bruck", C::kAllToAll, "Bruck: ceil(lg p) steps with packing; for small blocks",
-       a::AnySize, a::BuildAllToAllBruck},
+      {"bruck", C::kAllToAll, "Bruck: ceil(lg p) steps with packing; for small blocks", a::AnySize,
+       a::BuildAllToAllBruck},
 
       {"binomial", C::kGather, "binomial tree: subtrees gathered through scratch", a::AnySize,
        a::BuildGatherBinomial},
       {"linear", C::kGather, "every rank sends its block straight to the root", a::AnySize,
        a::BuildGatherLinear},
 
-      {"binomial", C::kScatter, "binomial tree: subtrees handed down through scratch",
-       a::AnySize, a::BuildScatterBinomial},
+      {"binomial", C::kScatter, "binomial tree: subtrees handed down through scratch", a::AnySize,
+       a::BuildScatterBinomial},
       {"linear", C::kScatter, "the root sends every rank its block directly", a::AnySize,
        a::BuildScatterLinear},
 
-      {"dissemination", C::kBarrier, "ceil(lg p) rounds of empty messages to r + 2^k",
-       a::AnySize, a::BuildBarrierDissemination},
+      {"dissemination", C::kBarrier, "ceil(lg p) rounds of empty messages to r + 2^k", a::AnySize,
+       a::BuildBarrierDissemination},
   };
   return kAlgorithms;
 }

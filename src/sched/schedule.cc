@@ -1,18 +1,21 @@
 // Names, buffer sizes and the text dump of the schedule IR (see schedule.h).
 #include "sched/schedule.h"
 
-#include <string>
-
 #include <fmt/format.h>
+
+#include <string>
 
 namespace weft::sched {
 namespace {
 
 const char* BufName(Buf b) {
   switch (b) {
-    case Buf::kInput: return "input";
-    case Buf::kOutput: return "output";
-    case Buf::kScratch: return "scratch";
+    case Buf::kInput:
+      return "input";
+    case Buf::kOutput:
+      return "output";
+    case Buf::kScratch:
+      return "scratch";
   }
   return "?";
 }
@@ -27,15 +30,24 @@ bool IsRoot(const CollectiveSpec& spec) { return spec.rank == spec.root; }
 
 const char* CollectiveName(Collective c) {
   switch (c) {
-    case Collective::kAllReduce: return "allreduce";
-    case Collective::kReduce: return "reduce";
-    case Collective::kBroadcast: return "broadcast";
-    case Collective::kAllGather: return "allgather";
-    case Collective::kReduceScatter: return "reducescatter";
-    case Collective::kAllToAll: return "alltoall";
-    case Collective::kGather: return "gather";
-    case Collective::kScatter: return "scatter";
-    case Collective::kBarrier: return "barrier";
+    case Collective::kAllReduce:
+      return "allreduce";
+    case Collective::kReduce:
+      return "reduce";
+    case Collective::kBroadcast:
+      return "broadcast";
+    case Collective::kAllGather:
+      return "allgather";
+    case Collective::kReduceScatter:
+      return "reducescatter";
+    case Collective::kAllToAll:
+      return "alltoall";
+    case Collective::kGather:
+      return "gather";
+    case Collective::kScatter:
+      return "scatter";
+    case Collective::kBarrier:
+      return "barrier";
   }
   return "unknown";
 }
@@ -49,12 +61,17 @@ size_t InputCount(const CollectiveSpec& spec) {
     case Collective::kAllReduce:
     case Collective::kReduce:
     case Collective::kAllGather:
-    case Collective::kGather: return spec.count;
-    case Collective::kBroadcast: return IsRoot(spec) ? spec.count : 0;
+    case Collective::kGather:
+      return spec.count;
+    case Collective::kBroadcast:
+      return IsRoot(spec) ? spec.count : 0;
     case Collective::kReduceScatter:
-    case Collective::kAllToAll: return all;
-    case Collective::kScatter: return IsRoot(spec) ? all : 0;
-    case Collective::kBarrier: return 0;
+    case Collective::kAllToAll:
+      return all;
+    case Collective::kScatter:
+      return IsRoot(spec) ? all : 0;
+    case Collective::kBarrier:
+      return 0;
   }
   return 0;
 }
@@ -65,12 +82,17 @@ size_t OutputCount(const CollectiveSpec& spec) {
     case Collective::kAllReduce:
     case Collective::kBroadcast:
     case Collective::kReduceScatter:
-    case Collective::kScatter: return spec.count;
-    case Collective::kReduce: return IsRoot(spec) ? spec.count : 0;
+    case Collective::kScatter:
+      return spec.count;
+    case Collective::kReduce:
+      return IsRoot(spec) ? spec.count : 0;
     case Collective::kAllGather:
-    case Collective::kAllToAll: return all;
-    case Collective::kGather: return IsRoot(spec) ? all : 0;
-    case Collective::kBarrier: return 0;
+    case Collective::kAllToAll:
+      return all;
+    case Collective::kGather:
+      return IsRoot(spec) ? all : 0;
+    case Collective::kBarrier:
+      return 0;
   }
   return 0;
 }
@@ -79,17 +101,22 @@ long long InPlaceOffset(const CollectiveSpec& spec) {
   const long long block = static_cast<long long>(spec.rank) * static_cast<long long>(spec.count);
   switch (spec.coll) {
     case Collective::kAllGather:
-    case Collective::kGather: return block;
+    case Collective::kGather:
+      return block;
     case Collective::kReduceScatter:
-    case Collective::kScatter: return -block;
-    default: return 0;
+    case Collective::kScatter:
+      return -block;
+    default:
+      return 0;
   }
 }
 
 std::string ToString(const Step& step) {
   switch (step.kind) {
-    case StepKind::kSend: return fmt::format("send to {} {}", step.peer, SliceString(step.src));
-    case StepKind::kRecv: return fmt::format("recv from {} {}", step.peer, SliceString(step.dst));
+    case StepKind::kSend:
+      return fmt::format("send to {} {}", step.peer, SliceString(step.src));
+    case StepKind::kRecv:
+      return fmt::format("recv from {} {}", step.peer, SliceString(step.dst));
     case StepKind::kReduce:
       return fmt::format("reduce {} <- {}", SliceString(step.dst), SliceString(step.src));
     case StepKind::kCopy:
@@ -99,9 +126,9 @@ std::string ToString(const Step& step) {
 }
 
 std::string ToString(const Schedule& schedule) {
-  std::string out = fmt::format("schedule: {} rounds, scratch {}{}\n", schedule.rounds.size(),
-                                schedule.scratch_count,
-                                schedule.inplace_safe ? "" : ", not in-place safe");
+  std::string out =
+      fmt::format("schedule: {} rounds, scratch {}{}\n", schedule.rounds.size(),
+                  schedule.scratch_count, schedule.inplace_safe ? "" : ", not in-place safe");
   for (size_t r = 0; r < schedule.rounds.size(); ++r) {
     out += fmt::format("round {}:\n", r);
     for (const Step& step : schedule.rounds[r].steps) out += "  " + ToString(step) + "\n";

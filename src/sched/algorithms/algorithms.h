@@ -29,6 +29,7 @@ Schedule BuildAllGatherBruck(const CollectiveSpec& spec);
 
 Schedule BuildReduceScatterRing(const CollectiveSpec& spec);
 Schedule BuildReduceScatterPairwise(const CollectiveSpec& spec);
+Schedule BuildReduceScatterRecursiveHalving(const CollectiveSpec& spec);
 
 Schedule BuildAllToAllPairwise(const CollectiveSpec& spec);
 Schedule BuildAllToAllBruck(const CollectiveSpec& spec);

@@ -34,9 +34,7 @@ Schedule BuildAllReduceRabenseifner(const CollectiveSpec& spec) {
     const size_t begin = ChunkOffset(count, pof2, lo);
     return Out(begin, ChunkOffset(count, pof2, hi) - begin);
   };
-  auto real_rank = [&](int new_rank) {
-    return new_rank < rem ? new_rank * 2 + 1 : new_rank + rem;
-  };
+  auto real_rank = [&](int new_rank) { return new_rank < rem ? new_rank * 2 + 1 : new_rank + rem; };
 
   // Fold the extra ranks into their odd neighbours.
   int new_rank = r - rem;

@@ -1,15 +1,15 @@
 // Every registered algorithm (taken from the registry, not listed here) on every world
 // size 1..64 it supports, for several counts, roots and both in-place modes, with a sum
 // over int64 inputs, compared with a reference computed by plain loops.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <gtest/gtest.h>
 
 #include "harness.h"
 #include "sched/interpreter.h"
@@ -94,12 +94,12 @@ TEST_P(AlgorithmSweep, MatchesReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    All, AlgorithmSweep, ::testing::ValuesIn(SweepParams()),
-    [](const ::testing::TestParamInfo<SweepParam>& info) {
-      const Algorithm& a = AllAlgorithms()[info.param.algorithm];
-      return fmt::format("{}_{}_size{}", CollectiveName(a.coll), a.name, info.param.size);
-    });
+INSTANTIATE_TEST_SUITE_P(All, AlgorithmSweep, ::testing::ValuesIn(SweepParams()),
+                         [](const ::testing::TestParamInfo<SweepParam>& info) {
+                           const Algorithm& a = AllAlgorithms()[info.param.algorithm];
+                           return fmt::format("{}_{}_size{}", CollectiveName(a.coll), a.name,
+                                              info.param.size);
+                         });
 
 // Min is not invertible, so a schedule that reduces a rank's data twice or misses a
 // rank shows up differently than with sum; the scrambled inputs put each element's

@@ -1,10 +1,9 @@
 #include "harness.h"
 
+#include <fmt/format.h>
 #include <malloc.h>
 
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "sched/interpreter.h"
 
@@ -144,8 +143,8 @@ std::string CaseName(const Algorithm& algorithm, const CollectiveSpec& spec, boo
       if (got[i] != expected[r][i]) {
         return ::testing::AssertionFailure()
                << CaseName(algorithm, spec, in_place) << ": rank " << r << " element " << i
-               << " is " << got[i] << ", expected " << expected[r][i] << "\nrank " << r
-               << "'s " << ToString(schedules[r]).substr(0, 4000);
+               << " is " << got[i] << ", expected " << expected[r][i] << "\nrank " << r << "'s "
+               << ToString(schedules[r]).substr(0, 4000);
       }
     }
   }

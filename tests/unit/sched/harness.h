@@ -3,12 +3,12 @@
 // rank's schedule, interprets it and compares.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "sched/registry.h"
 #include "sched/schedule.h"

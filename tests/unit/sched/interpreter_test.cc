@@ -2,12 +2,12 @@
 // or the algorithm sweep would prove nothing.
 #include "sched/interpreter.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace weft::sched {
 namespace {
@@ -133,8 +133,7 @@ TEST(InterpreterTest, DetectsPeerOutOfRange) {
 TEST(InterpreterTest, DetectsLeftoverMessages) {
   InterpretOptions eager;
   eager.rendezvous = false;
-  ExpectError(Run2(Make({{Send(1, Buf::kInput, 0, 2)}}), Make({}), 2, eager),
-              "never received");
+  ExpectError(Run2(Make({{Send(1, Buf::kInput, 0, 2)}}), Make({}), 2, eager), "never received");
   // With rendezvous the unmatched send blocks its rank instead.
   ExpectError(Run2(Make({{Send(1, Buf::kInput, 0, 2)}}), Make({})), "deadlock");
 }
@@ -209,9 +208,9 @@ TEST(InterpreterTest, FifoMatchingPerPair) {
 TEST(InterpreterTest, SendCapturesDataWhenPosted) {
   // Rank 1 overwrites its output after sending it in the same round: the message holds
   // the old bytes.
-  const Schedule s1 = Make({{Copy({Buf::kOutput, 0, 2}, {Buf::kInput, 0, 2})},
-                            {Send(0, Buf::kOutput, 0, 2),
-                             Reduce({Buf::kOutput, 0, 2}, {Buf::kInput, 0, 2})}});
+  const Schedule s1 =
+      Make({{Copy({Buf::kOutput, 0, 2}, {Buf::kInput, 0, 2})},
+            {Send(0, Buf::kOutput, 0, 2), Reduce({Buf::kOutput, 0, 2}, {Buf::kInput, 0, 2})}});
   const Schedule s0 = Make({{Recv(1, Buf::kOutput, 0, 2)}});
   auto r = Run2(s0, s1);
   ASSERT_TRUE(r.ok()) << r.status().ToString();

@@ -1,8 +1,8 @@
 #include "sched/planner.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 namespace weft::sched {
 namespace {
@@ -37,6 +37,12 @@ TEST(PlannerDefaults, SmallAndLargeMessages) {
   EXPECT_EQ(Chosen(p, Request(Collective::kAllGather, 8, 16)), "recursive_doubling");
   EXPECT_EQ(Chosen(p, Request(Collective::kAllGather, 6, 16)), "bruck");
   EXPECT_EQ(Chosen(p, Request(Collective::kAllGather, 6, 1 << 20)), "ring");
+  EXPECT_EQ(Chosen(p, Request(Collective::kReduceScatter, 8, 16)), "recursive_halving");
+  EXPECT_EQ(Chosen(p, Request(Collective::kReduceScatter, 6, 16)), "pairwise");
+  EXPECT_EQ(Chosen(p, Request(Collective::kReduceScatter, 8, 1 << 20)), "ring");
+  EXPECT_EQ(Chosen(p, Request(Collective::kGather, 8, 16)), "binomial");
+  EXPECT_EQ(Chosen(p, Request(Collective::kScatter, 8, 1 << 20)), "linear");
+  EXPECT_EQ(Chosen(p, Request(Collective::kReduce, 8, 1 << 20)), "ring");
   EXPECT_EQ(Chosen(p, Request(Collective::kBarrier, 6, 0)), "dissemination");
 }
 

@@ -1,10 +1,10 @@
 #include "sched/registry.h"
 
+#include <gtest/gtest.h>
+
 #include <set>
 #include <string>
 #include <utility>
-
-#include <gtest/gtest.h>
 
 namespace weft::sched {
 namespace {
@@ -34,15 +34,24 @@ TEST(RegistryTest, EveryCollectiveHasAnAlgorithmForEverySize) {
 
 TEST(RegistryTest, RequiredAlgorithmsPresent) {
   const std::pair<Collective, const char*> required[] = {
-      {Collective::kAllReduce, "ring"},        {Collective::kAllReduce, "recursive_doubling"},
-      {Collective::kAllReduce, "binomial"},    {Collective::kReduce, "binomial"},
-      {Collective::kReduce, "ring"},           {Collective::kBroadcast, "binomial"},
-      {Collective::kBroadcast, "ring"},        {Collective::kAllGather, "ring"},
-      {Collective::kAllGather, "recursive_doubling"}, {Collective::kAllGather, "bruck"},
-      {Collective::kReduceScatter, "ring"},    {Collective::kReduceScatter, "pairwise"},
-      {Collective::kAllToAll, "pairwise"},     {Collective::kAllToAll, "bruck"},
-      {Collective::kGather, "binomial"},       {Collective::kGather, "linear"},
-      {Collective::kScatter, "binomial"},      {Collective::kScatter, "linear"},
+      {Collective::kAllReduce, "ring"},
+      {Collective::kAllReduce, "recursive_doubling"},
+      {Collective::kAllReduce, "binomial"},
+      {Collective::kReduce, "binomial"},
+      {Collective::kReduce, "ring"},
+      {Collective::kBroadcast, "binomial"},
+      {Collective::kBroadcast, "ring"},
+      {Collective::kAllGather, "ring"},
+      {Collective::kAllGather, "recursive_doubling"},
+      {Collective::kAllGather, "bruck"},
+      {Collective::kReduceScatter, "ring"},
+      {Collective::kReduceScatter, "pairwise"},
+      {Collective::kAllToAll, "pairwise"},
+      {Collective::kAllToAll, "bruck"},
+      {Collective::kGather, "binomial"},
+      {Collective::kGather, "linear"},
+      {Collective::kScatter, "binomial"},
+      {Collective::kScatter, "linear"},
       {Collective::kBarrier, "dissemination"},
   };
   for (const auto& [coll, name] : required) {

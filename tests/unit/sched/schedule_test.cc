@@ -1,9 +1,9 @@
 #include "sched/schedule.h"
 
+#include <gtest/gtest.h>
+
 #include <set>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace weft::sched {
 namespace {
