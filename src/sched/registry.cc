@@ -31,6 +31,9 @@ const std::vector<Algorithm>& AllAlgorithms() {
        a::AnySize, a::BuildBroadcastBinomial},
       {"ring", C::kBroadcast, "pipelined chain from the root, message cut into segments",
        a::AnySize, a::BuildBroadcastRing},
+      {"scatter_allgather", C::kBroadcast,
+       "binomial scatter of chunks then ring allgather (van de Geijn); large messages", a::AnySize,
+       a::BuildBroadcastScatterAllGather},
 
       {"ring", C::kAllGather, "ring allgather: p-1 steps of one block", a::AnySize,
        a::BuildAllGatherRing},

@@ -22,6 +22,7 @@ Schedule BuildReduceRing(const CollectiveSpec& spec);
 
 Schedule BuildBroadcastBinomial(const CollectiveSpec& spec);
 Schedule BuildBroadcastRing(const CollectiveSpec& spec);
+Schedule BuildBroadcastScatterAllGather(const CollectiveSpec& spec);
 
 Schedule BuildAllGatherRing(const CollectiveSpec& spec);
 Schedule BuildAllGatherRecursiveDoubling(const CollectiveSpec& spec);
