@@ -90,6 +90,9 @@ int Run(const Options& o) {
     if (!o.json_path.empty())
       ok = WriteJson(o.json_path, o, w.nranks, rows, wrong_total, avg_busbw) && ok;
   }
+  // Every rank fails alike on wrong results; the barrier keeps the others from exiting
+  // (and a fail-fast launcher from killing rank 0) before rank 0 has written its output.
+  CheckWeft(weftBarrier(w.comm), w.comm, "weftBarrier");
   CheckWeft(weftCommDestroy(w.comm), nullptr, "weftCommDestroy");
   // Every rank knows wrong_total (it is summed over ranks), so all agree on failure.
   return ok ? 0 : 1;
