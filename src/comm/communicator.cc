@@ -63,6 +63,7 @@ Result<std::unique_ptr<Communicator>> Communicator::Create(int rank, int size, u
   options.mode = mode;
   options.deadline = Deadline::AfterSeconds(timeout_s);
   WEFT_ASSIGN_OR_RETURN(comm->mesh_, transport::Mesh::Connect(options, allgather));
+  comm->p2p_ = std::make_unique<exec::P2PEngine>(comm->mesh_.get());
 
   // A barrier proves every link works end to end and that every rank is past the
   // rendezvous (so the rank hosting the store may go on).
@@ -126,19 +127,71 @@ Result<std::shared_ptr<Request>> Communicator::Submit(const Call& call) {
 void Communicator::WorkerLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stop_ and drained
+    bool p2p_idle = p2p_->Empty();  // only this thread touches p2p_ while worker_busy_
+    if (queue_.empty() && p2p_idle) {
+      worker_busy_ = false;
+      if (stop_) return;
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      continue;
+    }
+    worker_busy_ = true;
+    bool next_is_p2p = !queue_.empty() && queue_.front().call.kind != CallKind::kCollective;
+    if (queue_.empty() || (!next_is_p2p && !p2p_idle)) {
+      // Sends and receives in flight, and nothing that may start before they finish.
+      lock.unlock();
+      {
+        std::lock_guard<std::mutex> exec_lock(exec_mu_);
+        ProgressPointToPoint();
+      }
+      lock.lock();
+      continue;
+    }
     Task task = std::move(queue_.front());
     queue_.pop_front();
-    worker_busy_ = true;
-    std::unique_lock<std::mutex> exec_lock(exec_mu_);
     lock.unlock();
-    Status st = ExecuteOrFail(task.call, task.seq);
-    exec_lock.unlock();
-    task.request->Complete(std::move(st));
+    {
+      std::lock_guard<std::mutex> exec_lock(exec_mu_);
+      if (next_is_p2p) {
+        StartPointToPoint(std::move(task));
+      } else {
+        task.request->Complete(ExecuteOrFail(task.call, task.seq));
+      }
+    }
     lock.lock();
-    worker_busy_ = false;
   }
+}
+
+void Communicator::StartPointToPoint(Task task) {
+  if (!failure_.ok()) {
+    task.request->Complete(Aborted(fmt::format(
+        "rank {}: {} refused: the communicator failed earlier: {}", rank_, CallName(task.call),
+        failure_.ToString())));
+    return;
+  }
+  const Call& c = task.call;
+  auto request = task.request;
+  auto done = [request](Status st) { request->Complete(std::move(st)); };
+  Deadline deadline = Deadline::AfterSeconds(timeout_s_);
+  size_t bytes = c.count * DataTypeSize(c.dtype);
+  if (c.kind == CallKind::kSend)
+    p2p_->PostSend(c.peer, task.seq, c.dtype, c.send, bytes, deadline, done);
+  else
+    p2p_->PostRecv(c.peer, task.seq, c.dtype, c.recv, bytes, deadline, done);
+}
+
+void Communicator::ProgressPointToPoint() {
+  if (!failure_.ok()) {
+    p2p_->FailAll(Aborted("the communicator failed: " + failure_.ToString()));
+    return;
+  }
+  auto moved = p2p_->Poll();
+  if (!moved.ok()) {
+    failure_ = moved.status();
+    WEFT_WARN("{}", failure_.ToString());
+    p2p_->FailAll(failure_);
+    return;
+  }
+  if (!moved.value()) p2p_->Idle();
 }
 
 Status Communicator::ExecuteOrFail(const Call& call, uint64_t seq) {

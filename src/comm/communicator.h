@@ -1,9 +1,11 @@
 // A communicator: this rank's view of a group of ranks, the links to its peers, and the
 // machinery that turns calls into executed schedules.
 //
-// Calls run in issue order. A blocking call with nothing queued runs on the caller's
+// Calls start in issue order. A blocking call with nothing queued runs on the caller's
 // thread; non-blocking calls (and blocking calls behind them) run on a worker thread
-// started on first use. After a transport error, a timeout or a mismatch the
+// started on first use. Non-blocking sends and receives do not hold the worker: they
+// progress together (so rings of them cannot deadlock); a collective queued behind them
+// starts when they have completed. After a transport error, a timeout or a mismatch the
 // communicator is failed: the links may hold half a message, so every later call
 // returns Aborted with the original cause.
 //
@@ -25,6 +27,7 @@
 #include "comm/call.h"
 #include "comm/request.h"
 #include "core/status.h"
+#include "exec/p2p_engine.h"
 #include "sched/planner.h"
 #include "transport/mesh.h"
 
@@ -72,6 +75,8 @@ class Communicator {
   Status Execute(const Call& call, uint64_t seq);        // requires exec_mu_
   Result<const sched::Schedule*> GetSchedule(const sched::CollectiveSpec& spec, size_t esize);
   void WorkerLoop();
+  void StartPointToPoint(Task task);  // requires exec_mu_
+  void ProgressPointToPoint();        // requires exec_mu_
   Result<std::vector<std::string>> AllGatherStrings(const std::string& mine);
 
   const int rank_;
@@ -94,6 +99,7 @@ class Communicator {
 
   std::mutex exec_mu_;  // held while a call executes; guards the fields below
   Status failure_;      // first fatal error, or ok
+  std::unique_ptr<exec::P2PEngine> p2p_;  // non-blocking sends/receives in flight
   AlignedBuffer scratch_, temp_in_, temp_out_;
   std::map<std::tuple<int, int, size_t, const void*>, std::unique_ptr<sched::Schedule>> schedules_;
 

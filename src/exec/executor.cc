@@ -1,15 +1,11 @@
 #include "exec/executor.h"
 
-#include <poll.h>
-#include <sched.h>
-
-#include <chrono>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "exec/backoff.h"
 #include "exec/reduce.h"
 
 namespace weft::exec {
@@ -18,20 +14,6 @@ namespace {
 using sched::Buf;
 using sched::Slice;
 using sched::StepKind;
-
-// How many fruitless polls before yielding the core, and before sleeping in poll(2).
-// Spinning keeps small-message latency low; yielding and sleeping keep oversubscribed
-// runs (more ranks than cores) from starving the peer we are waiting for.
-constexpr int kSpinPolls = 200;
-constexpr int kYieldPolls = 2000;
-
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 class RoundRunner {
  public:
@@ -123,7 +105,7 @@ class RoundRunner {
   }
 
   Status WaitAll(size_t round_index) {
-    int idle = 0;
+    backoff_.Reset();
     while (true) {
       bool moved = false;
       for (auto* link : active_) {
@@ -138,41 +120,11 @@ class RoundRunner {
       }
       if (AllDone()) return Status::Ok();
       if (moved) {
-        idle = 0;
+        backoff_.Reset();
         continue;
       }
-      ++idle;
-      if (idle < kSpinPolls) {
-        CpuRelax();
-      } else if (idle < kYieldPolls) {
-        sched_yield();
-      } else {
-        if (ctx_.deadline.expired()) return TimeoutError(round_index);
-        Sleep();
-      }
-      if ((idle & 63) == 0 && ctx_.deadline.expired()) return TimeoutError(round_index);
-    }
-  }
-
-  // Sleeps until a socket is ready or ~0.2 ms pass (links without fds, e.g. shm, must be
-  // re-polled by hand, so the sleep stays short).
-  void Sleep() {
-    pollfds_.clear();
-    bool all_have_fds = true;
-    for (auto* link : active_) {
-      if (!link->Busy()) continue;
-      int fd = link->PollFd();
-      if (fd < 0) {
-        all_have_fds = false;
-        continue;
-      }
-      short events = POLLIN | (link->WantsWrite() ? POLLOUT : 0);
-      pollfds_.push_back({fd, events, 0});
-    }
-    if (all_have_fds && !pollfds_.empty()) {
-      poll(pollfds_.data(), pollfds_.size(), std::min(ctx_.deadline.RemainingMs(), 100));
-    } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      if (backoff_.TimeToCheck() && ctx_.deadline.expired()) return TimeoutError(round_index);
+      backoff_.Idle(active_, ctx_.deadline);
     }
   }
 
@@ -181,18 +133,16 @@ class RoundRunner {
     for (size_t i = 0; i < recvs_.size(); ++i)
       if (!recvs_[i].done)
         waiting += fmt::format("{}receive of {} bytes from rank {}", waiting.empty() ? "" : ", ",
-                               recvs_[i].expect.bytes, recv_peers_saved(i));
+                               recvs_[i].expect.bytes, recv_peers_[i]);
     for (size_t i = 0; i < sends_.size(); ++i)
       if (!sends_[i].done)
         waiting += fmt::format("{}send of {} bytes to rank {}", waiting.empty() ? "" : ", ",
-                               sends_[i].header.bytes, send_peers_saved(i));
+                               sends_[i].header.bytes, send_peers_[i]);
     return DeadlineExceeded(fmt::format("rank {}: {} seq {} timed out (WEFT_TIMEOUT) in round {} "
                                         "waiting for {}",
                                         ctx_.mesh->rank(), ctx_.what, ctx_.seq, round_index,
                                         waiting));
   }
-  int recv_peers_saved(size_t i) const { return recv_peers_[i]; }
-  int send_peers_saved(size_t i) const { return send_peers_[i]; }
 
   const ExecContext& ctx_;
   const Buffers& bufs_;
@@ -202,7 +152,7 @@ class RoundRunner {
   std::vector<transport::RecvOp> recvs_;
   std::vector<int> send_peers_, recv_peers_;
   std::vector<transport::Link*> active_;
-  std::vector<pollfd> pollfds_;
+  Backoff backoff_;
 };
 
 }  // namespace

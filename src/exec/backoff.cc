@@ -1,0 +1,56 @@
+#include "exec/backoff.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+namespace weft::exec {
+namespace {
+
+// Fruitless passes before yielding, and before sleeping.
+constexpr int kSpinPolls = 200;
+constexpr int kYieldPolls = 2000;
+constexpr auto kShmSleep = std::chrono::microseconds(200);
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
+void Backoff::Idle(const std::vector<transport::Link*>& links, const Deadline& deadline,
+                   int max_poll_ms) {
+  ++idle_;
+  if (idle_ < kSpinPolls) {
+    CpuRelax();
+    return;
+  }
+  if (idle_ < kYieldPolls) {
+    sched_yield();
+    return;
+  }
+  pollfds_.clear();
+  bool all_have_fds = true;
+  for (auto* link : links) {
+    if (!link->Busy()) continue;
+    int fd = link->PollFd();
+    if (fd < 0) {
+      all_have_fds = false;
+      break;
+    }
+    pollfds_.push_back({fd, static_cast<short>(POLLIN | (link->WantsWrite() ? POLLOUT : 0)), 0});
+  }
+  if (all_have_fds && !pollfds_.empty()) {
+    poll(pollfds_.data(), pollfds_.size(), std::min(deadline.RemainingMs(), max_poll_ms));
+  } else if (!deadline.expired()) {
+    std::this_thread::sleep_for(kShmSleep);
+  }
+}
+
+}  // namespace weft::exec

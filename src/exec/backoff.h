@@ -1,0 +1,32 @@
+// How a rank waits for links that have nothing to deliver yet: spin briefly (small
+// messages arrive within microseconds), then yield the core, then sleep — in poll(2)
+// when every busy link has a file descriptor, otherwise for a fraction of a millisecond
+// (shared-memory links must be re-polled by hand). Oversubscribed runs (more ranks
+// than cores) depend on the yield and sleep phases to let the awaited peer run.
+#pragma once
+
+#include <vector>
+
+#include <poll.h>
+
+#include "core/deadline.h"
+#include "transport/link.h"
+
+namespace weft::exec {
+
+class Backoff {
+ public:
+  void Reset() { idle_ = 0; }
+  // Called after a pass over `links` moved nothing. Returns without waiting past
+  // `deadline`, and sleeps in poll(2) for at most `max_poll_ms`.
+  void Idle(const std::vector<transport::Link*>& links, const Deadline& deadline,
+            int max_poll_ms = 100);
+  // True every so often while idle, when the caller should check its deadlines.
+  bool TimeToCheck() const { return (idle_ & 63) == 0; }
+
+ private:
+  int idle_ = 0;
+  std::vector<pollfd> pollfds_;
+};
+
+}  // namespace weft::exec
