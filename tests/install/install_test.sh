@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs the built weft into a temporary prefix and builds and runs a consumer project
+# that finds it with find_package(weft).
+set -euo pipefail
+build_dir=$1; src_dir=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cmake --install "$build_dir" --prefix "$tmp/prefix" >/dev/null
+cmake -S "$src_dir/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake --build "$tmp/consumer" -j2 >/dev/null
+LD_LIBRARY_PATH="$tmp/prefix/lib:${LD_LIBRARY_PATH:-}" "$tmp/consumer/consumer_c"
+"$tmp/consumer/consumer_cpp"
