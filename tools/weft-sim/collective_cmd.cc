@@ -1,0 +1,170 @@
+#include "collective_cmd.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "cluster_build.h"
+#include "sim/collective.h"
+#include "sizes.h"
+#include "svg_plot.h"
+
+namespace weft::sim::cli {
+namespace {
+
+struct Row {
+  size_t bytes;
+  Prediction p;
+  double wall_ms;
+};
+
+std::optional<sched::Collective> ParseOp(const std::string& name) {
+  for (int i = 0; i < sched::kNumCollectives; ++i) {
+    const auto c = static_cast<sched::Collective>(i);
+    if (name == sched::CollectiveName(c)) return c;
+  }
+  return std::nullopt;
+}
+
+void PrintHeader(const ClusterSpec& c, const CollectiveOptions& o) {
+  fmt::print("# weft-sim collective: {} x {} nodes = {} ranks ({} per node)\n", c.name, c.hosts,
+             c.ranks(), c.accels_per_host);
+  fmt::print("#  intra-node {:.0f} GB/s per direction, alpha {:.1f} us | {} NIC(s) x {:.2f} GB/s, "
+             "policy {}, alpha {:.1f} us | fabric {}\n",
+             c.intra_bytes_per_s / 1e9, c.intra_alpha_s * 1e6, c.nics_per_host,
+             c.nic_bytes_per_s / 1e9, o.cluster.nic_policy, c.inter_alpha_s * 1e6,
+             c.models_leaves() ? fmt::format("oversubscribed {}:1 above leaves of {} hosts",
+                                             c.oversubscription, c.hosts_per_leaf)
+                               : std::string("non-blocking"));
+  fmt::print("#  gamma {:.3g} ns/B, copy {:.3g} ns/B\n#\n# Collective: {}\n",
+             c.reduce_s_per_byte * 1e9, c.copy_s_per_byte * 1e9, o.op);
+  fmt::print("#{:>11}  {:>12}  {:>8}  {:>18}  {:>12}  {:>8}  {:>8}  {:>16}  {:>8}\n", "size",
+             "count", "type", "algorithm", "time", "algbw", "busbw", "simulated", "wall");
+  fmt::print("#{:>11}  {:>12}  {:>8}  {:>18}  {:>12}  {:>8}  {:>8}  {:>16}  {:>8}\n", "(B)",
+             "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", "(symmetry)", "(ms)");
+}
+
+bool WriteJson(const std::string& path, const ClusterSpec& c, const CollectiveOptions& o,
+               const std::vector<Row>& rows) {
+  nlohmann::json j;
+  j["instance"] = c.name;
+  j["nodes"] = c.hosts;
+  j["ranks"] = c.ranks();
+  j["op"] = o.op;
+  j["dtype"] = o.dtype;
+  j["nic_policy"] = o.cluster.nic_policy;
+  j["oversubscription"] = c.oversubscription;
+  for (const Row& r : rows) {
+    j["rows"].push_back({{"bytes", r.bytes},
+                         {"count", r.p.count},
+                         {"algorithm", r.p.algorithm},
+                         {"time_us", r.p.seconds * 1e6},
+                         {"algbw_gbps", r.p.algbw_gbps},
+                         {"busbw_gbps", r.p.busbw_gbps},
+                         {"symmetry", r.p.symmetry},
+                         {"simulated_ranks", r.p.simulated_ranks},
+                         {"messages", r.p.messages},
+                         {"wall_ms", r.wall_ms}});
+  }
+  std::ofstream out(path);
+  return static_cast<bool>(out << j.dump(2) << "\n");
+}
+
+}  // namespace
+
+CLI::App* AddCollectiveCommand(CLI::App* app, CollectiveOptions* o) {
+  CLI::App* cmd = app->add_subcommand(
+      "collective", "predict one collective's time over a range of sizes (nccl-tests table)");
+  AddClusterOptions(cmd, &o->cluster);
+  cmd->add_option("--op", o->op, "allreduce, allgather, reducescatter, broadcast, reduce, "
+                                 "alltoall, gather, scatter")
+      ->capture_default_str();
+  cmd->add_option("-b,--minbytes", o->min_bytes, "smallest size (K/M/G suffixes)")
+      ->capture_default_str();
+  cmd->add_option("-e,--maxbytes", o->max_bytes, "largest size")->capture_default_str();
+  cmd->add_option("-f,--stepfactor", o->factor, "size multiplier between rows")
+      ->check(CLI::Range(1.0001, 1e6))
+      ->capture_default_str();
+  cmd->add_option("-d,--datatype", o->dtype, "element type")->capture_default_str();
+  cmd->add_option("-r,--root", o->root, "root rank of rooted collectives");
+  cmd->add_option("--algo", o->algo,
+                  "force an algorithm, WEFT_ALGO syntax (ring, allreduce:rabenseifner)");
+  cmd->add_option("--json", o->json_path, "also write the rows as JSON to FILE");
+  cmd->add_option("--plot", o->plot_path, "write a busbw-vs-size SVG plot to FILE.svg");
+  cmd->add_flag("--no-symmetry", o->no_symmetry, "simulate every rank (slow at scale)");
+  cmd->add_flag("--verify-symmetry", o->verify_symmetry,
+                "check every rank's schedule before using the symmetry shortcut");
+  return cmd;
+}
+
+int RunCollective(const CollectiveOptions& o) {
+  auto cluster = BuildCluster(o.cluster);
+  if (!cluster.ok()) {
+    fmt::print(stderr, "weft-sim: {}\n", cluster.status().ToString());
+    return 2;
+  }
+  const ClusterSpec& c = *cluster;
+  const auto op = ParseOp(o.op);
+  const auto dtype = ParseDataType(o.dtype);
+  const auto minb = ParseSize(o.min_bytes), maxb = ParseSize(o.max_bytes);
+  if (!op || !dtype || !minb || !maxb || *minb > *maxb) {
+    fmt::print(stderr, "weft-sim: bad --op, --datatype or size range\n");
+    return 2;
+  }
+  PrintHeader(c, o);
+  const SymmetryMode mode = o.no_symmetry       ? SymmetryMode::kOff
+                            : o.verify_symmetry ? SymmetryMode::kExhaustive
+                                                : SymmetryMode::kAuto;
+  std::vector<Row> rows;
+  double bus_sum = 0;
+  for (double b = static_cast<double>(*minb); b <= static_cast<double>(*maxb) * (1 + 1e-9);
+       b *= o.factor) {
+    CollectiveQuery q;
+    q.coll = *op;
+    q.bytes = static_cast<size_t>(b);
+    q.dtype = *dtype;
+    q.root = o.root;
+    q.algo = o.algo;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto p = PredictCollective(c, q, mode);
+    const double wall =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!p.ok()) {
+      fmt::print(stderr, "weft-sim: {} bytes: {}\n", q.bytes, p.status().ToString());
+      return 1;
+    }
+    if (!rows.empty() && rows.back().p.count == p->count) continue;  // same rounded size
+    rows.push_back({q.bytes, *p, wall});
+    bus_sum += p->busbw_gbps;
+    fmt::print("{:>12}  {:>12}  {:>8}  {:>18}  {:>12.2f}  {:>8.2f}  {:>8.2f}  {:>16}  {:>8.1f}\n",
+               q.bytes, p->count, DataTypeName(*dtype), p->algorithm, p->seconds * 1e6,
+               p->algbw_gbps, p->busbw_gbps,
+               p->symmetry == "none" ? fmt::format("all {}", p->simulated_ranks) : p->symmetry,
+               wall);
+  }
+  fmt::print("# Avg bus bandwidth    : {:g}\n#\n", rows.empty() ? 0.0 : bus_sum / rows.size());
+  if (!o.json_path.empty() && !WriteJson(o.json_path, c, o, rows)) {
+    fmt::print(stderr, "weft-sim: cannot write {}\n", o.json_path);
+    return 1;
+  }
+  if (!o.plot_path.empty()) {
+    Series s{fmt::format("{} x{}", c.name, c.hosts), {}, {}};
+    for (const Row& r : rows) {
+      s.x.push_back(static_cast<double>(r.bytes));
+      s.y.push_back(r.p.busbw_gbps);
+    }
+    PlotSpec spec{fmt::format("weft-sim {} busbw, {} x {} ({} ranks)", o.op, c.name, c.hosts,
+                              c.ranks()),
+                  "message size (bytes)", "predicted busbw (GB/s)", true};
+    if (!WriteSvgPlot(o.plot_path, spec, {s})) {
+      fmt::print(stderr, "weft-sim: cannot write {}\n", o.plot_path);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace weft::sim::cli

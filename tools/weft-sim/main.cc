@@ -1,0 +1,20 @@
+// weft-sim: predicts collective times at cluster scale by running the library's own
+// schedules against a network model (see docs/SIMULATOR.md).
+#include <CLI/CLI.hpp>
+
+#include "catalog_cmd.h"
+#include "collective_cmd.h"
+
+int main(int argc, char** argv) {
+  using namespace weft::sim::cli;
+  CLI::App app{"weft-sim: predict collective times from weft's own schedules"};
+  app.require_subcommand(1);
+  CollectiveOptions collective;
+  CatalogOptions catalog;
+  CLI::App* collective_cmd = AddCollectiveCommand(&app, &collective);
+  CLI::App* catalog_cmd = AddCatalogCommand(&app, &catalog);
+  CLI11_PARSE(app, argc, argv);
+  if (collective_cmd->parsed()) return RunCollective(collective);
+  if (catalog_cmd->parsed()) return RunCatalog(catalog);
+  return 2;
+}
