@@ -40,8 +40,8 @@ Status ParseFigure(const std::string& where, const json& j, const Catalog& catal
   }
   for (const json& id : *s) {
     if (!id.is_string() || catalog.sources.count(id.get<std::string>()) == 0) {
-      return InvalidArgument(fmt::format("{}: source {} is not defined in 'sources'", where,
-                                         id.dump()));
+      return InvalidArgument(
+          fmt::format("{}: source {} is not defined in 'sources'", where, id.dump()));
     }
     out->sources.push_back(id.get<std::string>());
   }
@@ -68,10 +68,11 @@ const Instance* Catalog::Find(const std::string& name) const {
 }
 
 const std::vector<std::string>& RequiredFigures() {
-  static const std::vector<std::string> kRequired = {
-      "accelerators",   "tflops_dense_bf16", "hbm_gb",         "hbm_gbps",
-      "intra_gbps_bidir", "nics",            "network_gbit",   "price_on_demand_usd_h",
-      "alpha_intra_us", "alpha_inter_us"};
+  static const std::vector<std::string> kRequired = {"accelerators",     "tflops_dense_bf16",
+                                                     "hbm_gb",           "hbm_gbps",
+                                                     "intra_gbps_bidir", "nics",
+                                                     "network_gbit",     "price_on_demand_usd_h",
+                                                     "alpha_intra_us",   "alpha_inter_us"};
   return kRequired;
 }
 
@@ -94,7 +95,8 @@ Result<Catalog> LoadCatalog(const std::string& path) {
   for (auto it = sources->begin(); it != sources->end(); ++it) {
     Source s{StringOr(*it, "title"), StringOr(*it, "url")};
     if (s.title.empty() || s.url.empty()) {
-      return InvalidArgument(fmt::format("{}: source '{}' needs a title and a url", path, it.key()));
+      return InvalidArgument(
+          fmt::format("{}: source '{}' needs a title and a url", path, it.key()));
     }
     catalog.sources[it.key()] = s;
   }

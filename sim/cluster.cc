@@ -30,9 +30,10 @@ int LeafOwner(const ClusterSpec& s, int r) {
 
 Status Validate(const ClusterSpec& s) {
   if (s.hosts < 1 || s.accels_per_host < 1 || s.nics_per_host < 1) {
-    return InvalidArgument(fmt::format("cluster {}: hosts, accelerators and NICs per host must "
-                                       "be positive (got {}, {}, {})",
-                                       s.name, s.hosts, s.accels_per_host, s.nics_per_host));
+    return InvalidArgument(
+        fmt::format("cluster {}: hosts, accelerators and NICs per host must "
+                    "be positive (got {}, {}, {})",
+                    s.name, s.hosts, s.accels_per_host, s.nics_per_host));
   }
   if (!(s.intra_bytes_per_s > 0) || !(s.nic_bytes_per_s > 0)) {
     return InvalidArgument(fmt::format("cluster {}: bandwidths must be positive", s.name));
@@ -46,10 +47,10 @@ Status Validate(const ClusterSpec& s) {
         fmt::format("cluster {}: oversubscription {} < 1", s.name, s.oversubscription));
   }
   if (s.models_leaves() && (s.hosts_per_leaf < 1 || s.hosts % s.hosts_per_leaf != 0)) {
-    return InvalidArgument(fmt::format(
-        "cluster {}: {} hosts do not fill whole leaves of {} hosts; the model assumes "
-        "every leaf is full",
-        s.name, s.hosts, s.hosts_per_leaf));
+    return InvalidArgument(
+        fmt::format("cluster {}: {} hosts do not fill whole leaves of {} hosts; the model assumes "
+                    "every leaf is full",
+                    s.name, s.hosts, s.hosts_per_leaf));
   }
   if (static_cast<long long>(s.hosts) * s.accels_per_host > (1 << 30)) {
     return InvalidArgument(fmt::format("cluster {}: too many ranks", s.name));

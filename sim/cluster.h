@@ -34,7 +34,7 @@ namespace weft::sim {
 enum class NicPolicy { kRail, kStripe };
 
 struct ClusterSpec {
-  std::string name;             // for reports, e.g. "p4d.24xlarge"
+  std::string name;  // for reports, e.g. "p4d.24xlarge"
   int hosts = 1;
   int accels_per_host = 1;
   // Intra-node fabric, per accelerator and per direction.
@@ -64,9 +64,9 @@ Status Validate(const ClusterSpec& spec);
 enum class ResourceKind : uint8_t {
   kIntraEgress = 0,  // owner: the accelerator's rank
   kIntraIngress,
-  kNicEgress,        // owner: the first rank of the NIC group
+  kNicEgress,  // owner: the first rank of the NIC group
   kNicIngress,
-  kLeafUp,           // owner: the first rank of the leaf
+  kLeafUp,  // owner: the first rank of the leaf
   kLeafDown,
 };
 

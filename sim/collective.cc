@@ -112,12 +112,11 @@ Result<Prediction> PredictCollective(const ClusterSpec& cluster, const Collectiv
   out.count = spec.count;
   out.seconds = run.seconds;
   // nccl-tests' S: the size column rounded to what the ranks really move.
-  const double s_bytes =
-      static_cast<double>(query.coll == Collective::kAllReduce ||
-                                  query.coll == Collective::kBroadcast ||
-                                  query.coll == Collective::kReduce
-                              ? spec.count * elem
-                              : spec.count * elem * static_cast<size_t>(p));
+  const double s_bytes = static_cast<double>(query.coll == Collective::kAllReduce ||
+                                                     query.coll == Collective::kBroadcast ||
+                                                     query.coll == Collective::kReduce
+                                                 ? spec.count * elem
+                                                 : spec.count * elem * static_cast<size_t>(p));
   out.algbw_gbps = run.seconds > 0 ? s_bytes / run.seconds / 1e9 : 0;
   out.busbw_gbps = out.algbw_gbps * BusBwFactor(query.coll, p);
   out.symmetry = plan.symmetry.ToString();

@@ -33,15 +33,15 @@ enum class SymmetryMode {
 };
 
 struct Prediction {
-  std::string algorithm;   // the registry name the planner chose
-  size_t count = 0;        // elements per rank, as in CollectiveSpec::count
+  std::string algorithm;  // the registry name the planner chose
+  size_t count = 0;       // elements per rank, as in CollectiveSpec::count
   double seconds = 0;
-  double algbw_gbps = 0;   // GB/s (1e9), nccl-tests convention
+  double algbw_gbps = 0;  // GB/s (1e9), nccl-tests convention
   double busbw_gbps = 0;
-  std::string symmetry;    // "none", "translation/8", ...
-  std::string why_full;    // when symmetry is "none": why no shortcut applied
+  std::string symmetry;  // "none", "translation/8", ...
+  std::string why_full;  // when symmetry is "none": why no shortcut applied
   int simulated_ranks = 0;
-  uint64_t messages = 0;   // messages the engine ran
+  uint64_t messages = 0;  // messages the engine ran
 };
 
 // Elements per rank for an nccl-tests size (see above).

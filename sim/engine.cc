@@ -43,7 +43,7 @@ struct PairQueue {
 
 struct Message {
   int src_rep = 0;
-  int dst = 0;      // receiver in the sender's frame (a real rank)
+  int dst = 0;  // receiver in the sender's frame (a real rank)
   int dst_rep = 0;
   double bytes = 0;
 };
@@ -60,7 +60,10 @@ struct Event {
 class Engine {
  public:
   explicit Engine(const EngineInput& in)
-      : c_(*in.cluster), sym_(*in.symmetry), scheds_(*in.schedules), elem_(in.elem_size),
+      : c_(*in.cluster),
+        sym_(*in.symmetry),
+        scheds_(*in.schedules),
+        elem_(in.elem_size),
         ranks_(sym_.reps()) {}
 
   Result<EngineResult> Run() {
@@ -107,9 +110,10 @@ class Engine {
     }
     for (const auto& [key, q] : queues_) {
       if (!q.sends.empty() || !q.recvs.empty()) {
-        return Internal(fmt::format("simulated collective left messages unmatched "
-                                    "(pair {} -> {})",
-                                    key / sym_.size(), key % sym_.size()));
+        return Internal(
+            fmt::format("simulated collective left messages unmatched "
+                        "(pair {} -> {})",
+                        key / sym_.size(), key % sym_.size()));
       }
     }
     return result_;

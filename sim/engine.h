@@ -35,10 +35,10 @@ struct EngineInput {
 };
 
 struct EngineResult {
-  double seconds = 0;      // when the last rank finishes
-  double first_done = 0;   // when the first rank finishes
-  uint64_t messages = 0;   // messages simulated (representatives' sends)
-  uint64_t batches = 0;    // distinct event times processed
+  double seconds = 0;     // when the last rank finishes
+  double first_done = 0;  // when the first rank finishes
+  uint64_t messages = 0;  // messages simulated (representatives' sends)
+  uint64_t batches = 0;   // distinct event times processed
 };
 
 // Errors: InvalidArgument for inconsistent inputs; Internal for schedule bugs the

@@ -44,8 +44,8 @@ size_t MessageCount(const sched::Step& s) {
 }
 
 // Is `other` (rank g(rep)'s schedule) `base` (rank rep's) mapped through g?
-bool SameUpTo(const Symmetry& sym, int g, const sched::Schedule& base,
-              const sched::Schedule& other, int rank, std::string* why) {
+bool SameUpTo(const Symmetry& sym, int g, const sched::Schedule& base, const sched::Schedule& other,
+              int rank, std::string* why) {
   if (base.rounds.size() != other.rounds.size()) {
     *why = fmt::format("rank {} has {} rounds, its representative {} has {}", rank,
                        other.rounds.size(), sym.Rep(rank), base.rounds.size());
@@ -61,8 +61,8 @@ bool SameUpTo(const Symmetry& sym, int g, const sched::Schedule& base,
              MessageCount(a.comm[k]) == MessageCount(b.comm[k]);
     }
     if (!same) {
-      *why = fmt::format("rank {} round {} is not its representative {}'s round mapped by {}",
-                         rank, i, sym.Rep(rank), sym.ToString());
+      *why = fmt::format("rank {} round {} is not its representative {}'s round mapped by {}", rank,
+                         i, sym.Rep(rank), sym.ToString());
       return false;
     }
   }

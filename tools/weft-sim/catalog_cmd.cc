@@ -1,8 +1,9 @@
 // `weft-sim catalog`: the instance figures with their status and sources; plus the
 // cluster options and their translation into a model, shared by every subcommand.
+#include "catalog_cmd.h"
+
 #include <fmt/format.h>
 
-#include "catalog_cmd.h"
 #include "cluster_build.h"
 #include "sim/catalog.h"
 
@@ -38,8 +39,8 @@ Result<ClusterSpec> BuildCluster(const ClusterOptions& o) {
   if (inst == nullptr) {
     std::string names;
     for (const Instance& i : cat.instances) names += (names.empty() ? "" : ", ") + i.name;
-    return InvalidArgument(fmt::format("unknown instance '{}'; the catalog has: {}", o.instance,
-                                       names));
+    return InvalidArgument(
+        fmt::format("unknown instance '{}'; the catalog has: {}", o.instance, names));
   }
   WEFT_ASSIGN_OR_RETURN(ClusterSpec c, ClusterFor(*inst, o.nodes));
   c.nic_policy = o.nic_policy == "stripe" ? NicPolicy::kStripe : NicPolicy::kRail;
@@ -80,7 +81,8 @@ int RunCatalog(const CatalogOptions& o) {
   }
   if (o.show_sources) {
     fmt::print("\nsources:\n");
-    for (const auto& [id, s] : cat->sources) fmt::print("  {:<28} {}\n  {:<28} {}\n", id, s.title, "", s.url);
+    for (const auto& [id, s] : cat->sources)
+      fmt::print("  {:<28} {}\n  {:<28} {}\n", id, s.title, "", s.url);
   }
   return 0;
 }

@@ -32,13 +32,14 @@ std::optional<sched::Collective> ParseOp(const std::string& name) {
 void PrintHeader(const ClusterSpec& c, const CollectiveOptions& o) {
   fmt::print("# weft-sim collective: {} x {} nodes = {} ranks ({} per node)\n", c.name, c.hosts,
              c.ranks(), c.accels_per_host);
-  fmt::print("#  intra-node {:.0f} GB/s per direction, alpha {:.1f} us | {} NIC(s) x {:.2f} GB/s, "
-             "policy {}, alpha {:.1f} us | fabric {}\n",
-             c.intra_bytes_per_s / 1e9, c.intra_alpha_s * 1e6, c.nics_per_host,
-             c.nic_bytes_per_s / 1e9, o.cluster.nic_policy, c.inter_alpha_s * 1e6,
-             c.models_leaves() ? fmt::format("oversubscribed {}:1 above leaves of {} hosts",
-                                             c.oversubscription, c.hosts_per_leaf)
-                               : std::string("non-blocking"));
+  fmt::print(
+      "#  intra-node {:.0f} GB/s per direction, alpha {:.1f} us | {} NIC(s) x {:.2f} GB/s, "
+      "policy {}, alpha {:.1f} us | fabric {}\n",
+      c.intra_bytes_per_s / 1e9, c.intra_alpha_s * 1e6, c.nics_per_host, c.nic_bytes_per_s / 1e9,
+      o.cluster.nic_policy, c.inter_alpha_s * 1e6,
+      c.models_leaves() ? fmt::format("oversubscribed {}:1 above leaves of {} hosts",
+                                      c.oversubscription, c.hosts_per_leaf)
+                        : std::string("non-blocking"));
   fmt::print("#  gamma {:.3g} ns/B, copy {:.3g} ns/B\n#\n# Collective: {}\n",
              c.reduce_s_per_byte * 1e9, c.copy_s_per_byte * 1e9, o.op);
   fmt::print("#{:>11}  {:>12}  {:>8}  {:>18}  {:>12}  {:>8}  {:>8}  {:>16}  {:>8}\n", "size",
@@ -79,8 +80,9 @@ CLI::App* AddCollectiveCommand(CLI::App* app, CollectiveOptions* o) {
   CLI::App* cmd = app->add_subcommand(
       "collective", "predict one collective's time over a range of sizes (nccl-tests table)");
   AddClusterOptions(cmd, &o->cluster);
-  cmd->add_option("--op", o->op, "allreduce, allgather, reducescatter, broadcast, reduce, "
-                                 "alltoall, gather, scatter")
+  cmd->add_option("--op", o->op,
+                  "allreduce, allgather, reducescatter, broadcast, reduce, "
+                  "alltoall, gather, scatter")
       ->capture_default_str();
   cmd->add_option("-b,--minbytes", o->min_bytes, "smallest size (K/M/G suffixes)")
       ->capture_default_str();
@@ -156,9 +158,9 @@ int RunCollective(const CollectiveOptions& o) {
       s.x.push_back(static_cast<double>(r.bytes));
       s.y.push_back(r.p.busbw_gbps);
     }
-    PlotSpec spec{fmt::format("weft-sim {} busbw, {} x {} ({} ranks)", o.op, c.name, c.hosts,
-                              c.ranks()),
-                  "message size (bytes)", "predicted busbw (GB/s)", true};
+    PlotSpec spec{
+        fmt::format("weft-sim {} busbw, {} x {} ({} ranks)", o.op, c.name, c.hosts, c.ranks()),
+        "message size (bytes)", "predicted busbw (GB/s)", true};
     if (!WriteSvgPlot(o.plot_path, spec, {s})) {
       fmt::print(stderr, "weft-sim: cannot write {}\n", o.plot_path);
       return 1;

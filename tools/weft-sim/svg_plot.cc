@@ -18,17 +18,22 @@ const char* const kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#946
 std::string Escape(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else out += c;
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else
+      out += c;
   }
   return out;
 }
 
 }  // namespace
 
-bool WriteSvgPlot(const std::string& path, const PlotSpec& spec, const std::vector<Series>& series) {
+bool WriteSvgPlot(const std::string& path, const PlotSpec& spec,
+                  const std::vector<Series>& series) {
   double xmin = INFINITY, xmax = -INFINITY, ymax = 0;
   for (const Series& s : series) {
     for (size_t i = 0; i < s.x.size(); ++i) {
@@ -50,34 +55,40 @@ bool WriteSvgPlot(const std::string& path, const PlotSpec& spec, const std::vect
       "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" "
       "fill=\"white\"/>\n<text x=\"{}\" y=\"22\" font-size=\"15\">{}</text>\n",
       kW, kH, kLeft, Escape(spec.title));
-  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" "
-                     "stroke=\"#444\"/>\n", kLeft, kTop, pw, ph);
+  svg += fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" "
+      "stroke=\"#444\"/>\n",
+      kLeft, kTop, pw, ph);
   // x ticks at every other power of two.
   const int step = (xmax - xmin) > 12 ? 2 : 1;
   for (int e = static_cast<int>(std::ceil(xmin)); e <= static_cast<int>(xmax); e += step) {
     const double v = std::ldexp(1.0, e);
     const std::string label =
         spec.x_is_bytes ? FormatSize(static_cast<size_t>(v)) : fmt::format("{:g}", v);
-    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>"
-                       "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-                       px(v), kTop, kTop + ph, kTop + ph + 16, label);
+    svg += fmt::format(
+        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>"
+        "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+        px(v), kTop, kTop + ph, kTop + ph + 16, label);
   }
   for (int i = 0; i <= 5; ++i) {
     const double v = ymax * i / 5;
-    svg += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#ddd\"/>"
-                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5:.3g}</text>\n",
-                       kLeft, py(v), kLeft + pw, kLeft - 6, py(v) + 4, v);
+    svg += fmt::format(
+        "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#ddd\"/>"
+        "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5:.3g}</text>\n",
+        kLeft, py(v), kLeft + pw, kLeft - 6, py(v) + 4, v);
   }
   svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", kLeft + pw / 2,
                      kH - 12, Escape(spec.x_label));
-  svg += fmt::format("<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" "
-                     "transform=\"rotate(-90 16 {0})\">{1}</text>\n",
-                     kTop + ph / 2, Escape(spec.y_label));
+  svg += fmt::format(
+      "<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" "
+      "transform=\"rotate(-90 16 {0})\">{1}</text>\n",
+      kTop + ph / 2, Escape(spec.y_label));
   for (size_t k = 0; k < series.size(); ++k) {
     const Series& s = series[k];
     const char* color = kColors[k % 6];
     std::string pts;
-    for (size_t i = 0; i < s.x.size(); ++i) pts += fmt::format("{:.1f},{:.1f} ", px(s.x[i]), py(s.y[i]));
+    for (size_t i = 0; i < s.x.size(); ++i)
+      pts += fmt::format("{:.1f},{:.1f} ", px(s.x[i]), py(s.y[i]));
     svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>\n",
                        color, pts);
     for (size_t i = 0; i < s.x.size(); ++i) {
@@ -85,10 +96,10 @@ bool WriteSvgPlot(const std::string& path, const PlotSpec& spec, const std::vect
                          px(s.x[i]), py(s.y[i]), color);
     }
     const double ly = kTop + 14 + 18 * k;
-    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" "
-                       "stroke-width=\"2\"/><text x=\"{4}\" y=\"{5}\">{6}</text>\n",
-                       kLeft + pw + 10, ly, kLeft + pw + 30, color, kLeft + pw + 35, ly + 4,
-                       Escape(s.label));
+    svg += fmt::format(
+        "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" "
+        "stroke-width=\"2\"/><text x=\"{4}\" y=\"{5}\">{6}</text>\n",
+        kLeft + pw + 10, ly, kLeft + pw + 30, color, kLeft + pw + 35, ly + 4, Escape(s.label));
   }
   svg += "</svg>\n";
   std::ofstream out(path);

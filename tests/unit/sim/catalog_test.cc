@@ -3,10 +3,9 @@
 #include "sim/catalog.h"
 
 #include <gtest/gtest.h>
-
-#include <cstdio>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 
 namespace weft::sim {
@@ -15,9 +14,9 @@ namespace {
 TEST(CatalogTest, ShippedCatalogLoadsWithSourcesForEveryFigure) {
   auto cat = LoadCatalog(DefaultCatalogPath());
   ASSERT_TRUE(cat.ok()) << cat.status().ToString();
-  for (const char* name : {"p3.16xlarge", "p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge",
-                           "p5.48xlarge", "p5e.48xlarge", "trn1.32xlarge", "trn1n.32xlarge",
-                           "trn2.48xlarge", "gh200"}) {
+  for (const char* name :
+       {"p3.16xlarge", "p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge",
+        "p5e.48xlarge", "trn1.32xlarge", "trn1n.32xlarge", "trn2.48xlarge", "gh200"}) {
     const Instance* inst = cat->Find(name);
     ASSERT_NE(inst, nullptr) << name;
     for (const auto& [key, fig] : inst->figures) {
@@ -27,8 +26,10 @@ TEST(CatalogTest, ShippedCatalogLoadsWithSourcesForEveryFigure) {
         EXPECT_FALSE(s.url.empty()) << id;
         EXPECT_FALSE(s.title.empty()) << id;
       }
-      // Anything not read in a source must say why in a note or be marked assumed.
-      if (fig.status == "conflicting") EXPECT_FALSE(fig.note.empty()) << name << "." << key;
+      // Sources that disagree must say how the value was chosen.
+      if (fig.status == "conflicting") {
+        EXPECT_FALSE(fig.note.empty()) << name << "." << key;
+      }
     }
     auto cluster = ClusterFor(*inst, 4);
     EXPECT_TRUE(cluster.ok()) << name << ": " << cluster.status().ToString();
@@ -41,8 +42,8 @@ TEST(CatalogTest, P4dModelUsesPerDirectionFigures) {
   auto c = ClusterFor(*cat->Find("p4d.24xlarge"), 2);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->ranks(), 16);
-  EXPECT_DOUBLE_EQ(c->intra_bytes_per_s, 300e9);   // 600 GB/s bidirectional
-  EXPECT_DOUBLE_EQ(c->nic_bytes_per_s, 12.5e9);    // 400 Gbit/s over 4 NICs
+  EXPECT_DOUBLE_EQ(c->intra_bytes_per_s, 300e9);  // 600 GB/s bidirectional
+  EXPECT_DOUBLE_EQ(c->nic_bytes_per_s, 12.5e9);   // 400 Gbit/s over 4 NICs
   EXPECT_DOUBLE_EQ(c->reduce_s_per_byte, 3.0 / 1555e9);
 }
 
