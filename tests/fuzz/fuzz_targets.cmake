@@ -1,0 +1,70 @@
+# The fuzz targets; see CMakeLists.txt beside this file for the two build modes.
+
+# Added from tests/CMakeLists.txt, or by fuzz_hook.cmake when that line is absent: once.
+get_property(weft_fuzz_added GLOBAL PROPERTY WEFT_FUZZ_ADDED)
+if(weft_fuzz_added)
+  return()
+endif()
+set_property(GLOBAL PROPERTY WEFT_FUZZ_ADDED TRUE)
+
+option(WEFT_FUZZ "Build the fuzz targets as libFuzzer binaries (needs clang)" OFF)
+set(WEFT_FUZZ_MUTATIONS 200000 CACHE STRING "Mutations per target in the ctest fuzz replays")
+
+if(WEFT_FUZZ AND NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  message(FATAL_ERROR "WEFT_FUZZ=ON needs clang (libFuzzer); use scripts/fuzz.sh")
+endif()
+
+set(WEFT_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
+set(WEFT_FUZZ_CORPUS ${WEFT_FUZZ_DIR}/corpus)
+
+# weft_fuzz_target(<name> LAYERS <layer>... [SOURCES <extra .cc>...] [MUTATIONS <n>])
+# MUTATIONS: a smaller count for a slow target, to keep its ctest run to seconds.
+function(weft_fuzz_target name)
+  cmake_parse_arguments(arg "" "MUTATIONS" "LAYERS;SOURCES" ${ARGN})
+  if(NOT arg_MUTATIONS OR arg_MUTATIONS GREATER WEFT_FUZZ_MUTATIONS)
+    set(arg_MUTATIONS ${WEFT_FUZZ_MUTATIONS})
+  endif()
+  set(exe weft_fuzz_${name})
+  list(TRANSFORM arg_SOURCES PREPEND ${WEFT_FUZZ_DIR}/)
+  set(srcs ${WEFT_FUZZ_DIR}/${name}_fuzz.cc ${arg_SOURCES})
+  if(NOT WEFT_FUZZ)
+    list(APPEND srcs ${WEFT_FUZZ_DIR}/driver_main.cc)
+  endif()
+  add_executable(${exe} ${srcs})
+  set(objs)
+  foreach(layer ${arg_LAYERS})
+    list(APPEND objs weft_${layer})
+  endforeach()
+  target_link_libraries(${exe} PRIVATE ${objs} Threads::Threads rt ${CMAKE_DL_LIBS})
+  if(WEFT_FUZZ)
+    target_compile_options(${exe} PRIVATE -fsanitize=fuzzer-no-link,address,undefined)
+    target_link_options(${exe} PRIVATE -fsanitize=fuzzer,address,undefined)
+  else()
+    add_test(NAME fuzz.${name}
+             COMMAND ${exe} --mutations ${arg_MUTATIONS} ${WEFT_FUZZ_CORPUS}/${name}
+             WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+    set_tests_properties(fuzz.${name} PROPERTIES LABELS fuzz TIMEOUT 60)
+  endif()
+endfunction()
+
+weft_fuzz_target(store_request LAYERS bootstrap net core)
+weft_fuzz_target(store_table LAYERS bootstrap net core)
+# A loopback connection per input: ~3k inputs/s rather than ~1M.
+weft_fuzz_target(store_client LAYERS bootstrap net core MUTATIONS 5000)
+weft_fuzz_target(card LAYERS transport net core SOURCES dns_guard.cc)
+weft_fuzz_target(sockaddr LAYERS net core SOURCES dns_guard.cc)
+weft_fuzz_target(wire_header LAYERS transport net core)
+weft_fuzz_target(slurm_hostlist LAYERS bootstrap net core)
+weft_fuzz_target(slurm_tasks LAYERS bootstrap net core)
+weft_fuzz_target(ifname_spec LAYERS net core)
+weft_fuzz_target(launch_env LAYERS bootstrap net core)
+weft_fuzz_target(algo_spec LAYERS sched core)
+
+# Regenerates the seed-* files of corpus/ from the real serialisers (not a test).
+add_executable(weft_fuzz_seeds ${WEFT_FUZZ_DIR}/seed_gen.cc)
+target_link_libraries(weft_fuzz_seeds PRIVATE weft_transport weft_bootstrap weft_net weft_core
+                      Threads::Threads rt)
+if(WEFT_FUZZ)
+  target_compile_options(weft_fuzz_seeds PRIVATE -fsanitize=address,undefined)
+  target_link_options(weft_fuzz_seeds PRIVATE -fsanitize=address,undefined)
+endif()
