@@ -29,7 +29,13 @@ std::string EncodeCards(const std::vector<std::string>& cards) {
 Result<std::vector<std::string>> DecodeCards(const std::string& v, int size,
                                              const std::string& what) {
   auto bad = [&] { return ProtocolError(what + ": malformed gathered cards"); };
-  if (v.size() < 4 || GetU32(v.data()) != static_cast<uint32_t>(size)) return bad();
+  if (v.size() < 4) return bad();
+  if (GetU32(v.data()) != static_cast<uint32_t>(size)) {
+    // Rank 0 gathered as many cards as its own world size says: the ranks disagree.
+    return InvalidUsage(fmt::format(
+        "{}: rank 0 was started with world size {}, but this rank with world size {}", what,
+        GetU32(v.data()), size));
+  }
   std::vector<std::string> cards;
   size_t pos = 4;
   for (int r = 0; r < size; ++r) {

@@ -12,14 +12,13 @@
 #include "bootstrap/launcher_env.h"
 #include "bootstrap/rendezvous.h"
 #include "bootstrap/store.h"
+#include "comm/unique_id.h"
 #include "core/env.h"
 #include "core/log.h"
 #include "net/socket.h"
 
 namespace weft::comm {
 namespace {
-
-constexpr char kIdTag[] = "weft-id-1";
 
 uint64_t RandomId() {
   std::random_device rd;
@@ -80,7 +79,7 @@ Status NewUniqueId(weftUniqueId* id) {
   if (ifaces.empty()) return InvalidArgument("no network interface for the rendezvous store");
   WEFT_ASSIGN_OR_RETURN(std::unique_ptr<bootstrap::StoreServer> server,
                         bootstrap::StoreServer::Start(ifaces.front().addr));
-  std::string text = fmt::format("{} {} {:016x}", kIdTag, server->address().ToString(), RandomId());
+  std::string text = FormatUniqueId(server->address(), RandomId());
   if (text.size() >= sizeof(id->internal)) return Internal("unique id does not fit");
   std::memset(id->internal, 0, sizeof(id->internal));
   std::memcpy(id->internal, text.data(), text.size());
@@ -93,19 +92,15 @@ Result<std::unique_ptr<Communicator>> InitRank(int nranks, const weftUniqueId& i
   if (nranks < 1) return InvalidArgument(fmt::format("nranks {} must be at least 1", nranks));
   if (rank < 0 || rank >= nranks)
     return InvalidArgument(fmt::format("rank {} is out of range [0, {})", rank, nranks));
-  std::string text(id.internal, strnlen(id.internal, sizeof(id.internal)));
-  char tag[16] = {}, addr[100] = {};
-  unsigned long long nonce = 0;
-  if (std::sscanf(text.c_str(), "%15s %99s %llx", tag, addr, &nonce) != 3 ||
-      std::strcmp(tag, kIdTag) != 0) {
-    return InvalidArgument("the unique id is malformed (not made by weftGetUniqueId?)");
-  }
+  WEFT_ASSIGN_OR_RETURN(UniqueIdFields fields, ParseUniqueId(std::string_view(
+                                                    id.internal, strnlen(id.internal,
+                                                                         sizeof(id.internal)))));
+  const uint64_t nonce = fields.nonce;
   SetLogRank(rank);
   WEFT_ASSIGN_OR_RETURN(double timeout, TimeoutSeconds());
   Deadline deadline = Deadline::AfterSeconds(timeout);
-  WEFT_ASSIGN_OR_RETURN(net::SockAddr store_addr, net::SockAddr::Parse(addr));
   auto state = std::make_unique<BootstrapState>();
-  WEFT_ASSIGN_OR_RETURN(state->client, bootstrap::StoreClient::Connect(store_addr, deadline));
+  WEFT_ASSIGN_OR_RETURN(state->client, bootstrap::StoreClient::Connect(fields.store, deadline));
   return Rendezvous(std::move(state), fmt::format("weft/{:016x}/cards", nonce), nonce, rank,
                     nranks, deadline);
 }
@@ -150,10 +145,10 @@ Result<std::unique_ptr<Communicator>> InitFromEnv() {
     if (!got.ok())
       return got.status().WithContext(fmt::format(
           "rank {} waited for rank 0 to publish the communicator id", info.rank));
-    char* end = nullptr;
-    comm_id = std::strtoull(got.value().c_str(), &end, 16);
-    if (got.value().empty() || *end != '\0')
+    auto parsed = ParseHex64(got.value());
+    if (!parsed.ok())
       return ProtocolError("the store holds a malformed communicator id: " + got.value());
+    comm_id = parsed.value();
   }
   WEFT_INFO("init from {} environment: rank {} of {}, store {}:{}", info.launcher, info.rank,
             info.world_size, info.store_host, info.store_port);

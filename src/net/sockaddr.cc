@@ -50,7 +50,8 @@ std::string SockAddr::ToString() const {
   return std::string(host) + ":" + p;
 }
 
-Result<SockAddr> SockAddr::FromHostPort(const std::string& host_in, uint16_t port) {
+Result<SockAddr> SockAddr::FromHostPort(const std::string& host_in, uint16_t port,
+                                        Resolve resolve) {
   std::string host = host_in;
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
     host = host.substr(1, host.size() - 2);
@@ -58,6 +59,7 @@ Result<SockAddr> SockAddr::FromHostPort(const std::string& host_in, uint16_t por
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
+  if (resolve == Resolve::kNumericOnly) hints.ai_flags = AI_NUMERICHOST;
   addrinfo* res = nullptr;
   int rc;
   do {
@@ -83,7 +85,7 @@ Result<SockAddr> SockAddr::FromHostPort(const std::string& host_in, uint16_t por
   return a;
 }
 
-Result<SockAddr> SockAddr::Parse(const std::string& text) {
+Result<SockAddr> SockAddr::Parse(const std::string& text, Resolve resolve) {
   if (text.empty()) return InvalidArgument("empty address");
   std::string host;
   uint16_t port = 0;
@@ -111,7 +113,7 @@ Result<SockAddr> SockAddr::Parse(const std::string& text) {
     }
   }
   if (host.empty()) return InvalidArgument("address '" + text + "': empty host");
-  auto r = FromHostPort(host, port);
+  auto r = FromHostPort(host, port, resolve);
   if (!r.ok()) return r.status().WithContext("address '" + text + "'");
   return r;
 }

@@ -34,6 +34,10 @@ class Fd {
   int fd_ = -1;
 };
 
+// Whether parsing may ask DNS. Addresses that come from the wire (cards, ids) are always
+// numeric: a peer must not be able to make us block in a resolver.
+enum class Resolve { kNames, kNumericOnly };
+
 // An IPv4 or IPv6 socket address.
 struct SockAddr {
   sockaddr_storage storage{};
@@ -45,9 +49,10 @@ struct SockAddr {
   // "1.2.3.4:5678" or "[fe80::1%eth0]:5678"
   std::string ToString() const;
   // Parses "host:port", "[v6]:port", "v4" (port 0); resolves names with getaddrinfo.
-  static Result<SockAddr> Parse(const std::string& text);
+  static Result<SockAddr> Parse(const std::string& text, Resolve resolve = Resolve::kNames);
   // Parses a host (name or literal) and a separate port.
-  static Result<SockAddr> FromHostPort(const std::string& host, uint16_t port);
+  static Result<SockAddr> FromHostPort(const std::string& host, uint16_t port,
+                                       Resolve resolve = Resolve::kNames);
 };
 
 struct Interface {

@@ -70,18 +70,6 @@ bool Same(const Region& a, const Region& b) {
   return a.space == b.space && a.begin == b.begin && a.end == b.end;
 }
 
-const char* BufName(Buf b) {
-  switch (b) {
-    case Buf::kInput:
-      return "input";
-    case Buf::kOutput:
-      return "output";
-    case Buf::kScratch:
-      return "scratch";
-  }
-  return "?";
-}
-
 Status Resolve(const Layout& l, const Slice& s, Region* out) {
   size_t limit = 0, base = 0;
   int space = kArena;

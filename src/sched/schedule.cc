@@ -6,7 +6,6 @@
 #include <string>
 
 namespace weft::sched {
-namespace {
 
 const char* BufName(Buf b) {
   switch (b) {
@@ -19,6 +18,8 @@ const char* BufName(Buf b) {
   }
   return "?";
 }
+
+namespace {
 
 std::string SliceString(const Slice& s) {
   return fmt::format("{}[{}+{}]", BufName(s.buf), s.offset, s.count);

@@ -42,6 +42,8 @@ inline constexpr int kNumCollectives = 9;
 const char* CollectiveName(Collective c);  // "allreduce", "reducescatter", ...
 
 enum class Buf : uint8_t { kInput = 0, kOutput, kScratch };
+const char* BufName(Buf b);  // "input", "output", "scratch"
+
 
 struct Slice {
   Buf buf = Buf::kInput;

@@ -95,7 +95,7 @@ Result<Card> DecodeCard(const std::string& text) {
     // Numeric "a.b.c.d:port" or "[v6]:port" only: a card never needs name resolution.
     if (t[i].empty() || !(std::isdigit(static_cast<unsigned char>(t[i][0])) || t[i][0] == '['))
       return Bad("bad tcp address '" + t[i] + "'", lines[3]);
-    Result<net::SockAddr> a = net::SockAddr::Parse(t[i]);
+    Result<net::SockAddr> a = net::SockAddr::Parse(t[i], net::Resolve::kNumericOnly);
     if (!a.ok()) return Bad(a.status().message(), lines[3]);
     if (a->port() == 0) return Bad("tcp address without port '" + t[i] + "'", lines[3]);
     card.tcp.push_back(a.value());

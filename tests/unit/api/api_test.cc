@@ -242,9 +242,10 @@ TEST(ApiTest, WrongWorldSizeIsNamed) {
   b.join();
   EXPECT_NE(results[0], weftSuccess);
   EXPECT_NE(results[1], weftSuccess);
-  // Rank 0 sees rank 1's different size; rank 1 (size 3) waits for rank 2 in vain.
-  EXPECT_NE(errors[0].find("world size"), std::string::npos) << errors[0];
-  EXPECT_NE(errors[1].find("2"), std::string::npos) << errors[1];
+  // Rank 0 sees rank 1's card with a different size; rank 1 sees that rank 0 gathered
+  // cards for another world size. Neither waits for the timeout.
+  EXPECT_NE(errors[0].find("world size 3"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("world size 2"), std::string::npos) << errors[1];
 }
 
 }  // namespace

@@ -1,0 +1,45 @@
+#include "comm/unique_id.h"
+
+#include <fmt/format.h>
+
+namespace weft::comm {
+namespace {
+constexpr std::string_view kIdTag = "weft-id-1";
+}  // namespace
+
+std::string FormatUniqueId(const net::SockAddr& store, uint64_t nonce) {
+  return fmt::format("{} {} {:016x}", kIdTag, store.ToString(), nonce);
+}
+
+Result<uint64_t> ParseHex64(std::string_view text) {
+  if (text.size() != 16) return InvalidArgument("expected 16 hex digits");
+  uint64_t v = 0;
+  for (char c : text) {
+    int d;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    else return InvalidArgument("expected 16 hex digits");
+    v = (v << 4) | static_cast<uint64_t>(d);
+  }
+  return v;
+}
+
+Result<UniqueIdFields> ParseUniqueId(std::string_view text) {
+  auto bad = [](const std::string& why) {
+    return InvalidArgument("the unique id is malformed (not made by weftGetUniqueId?): " + why);
+  };
+  size_t s1 = text.find(' ');
+  if (s1 == std::string_view::npos || text.substr(0, s1) != kIdTag) return bad("no weft tag");
+  size_t s2 = text.find(' ', s1 + 1);
+  if (s2 == std::string_view::npos) return bad("no communicator id");
+  std::string addr(text.substr(s1 + 1, s2 - s1 - 1));
+  auto store = net::SockAddr::Parse(addr, net::Resolve::kNumericOnly);
+  if (!store.ok()) return bad(store.status().message());
+  if (store->port() == 0) return bad("store address without a port");
+  auto nonce = ParseHex64(text.substr(s2 + 1));
+  if (!nonce.ok()) return bad(nonce.status().message());
+  return UniqueIdFields{store.value(), nonce.value()};
+}
+
+}  // namespace weft::comm

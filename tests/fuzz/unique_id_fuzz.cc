@@ -1,0 +1,20 @@
+// The unique id text (comm/unique_id.h): ids cross process boundaries through the user's
+// own channel. Properties: never crashes; never resolves names (parsing is numeric only);
+// an id it accepts formats back to the same fields.
+#include <string>
+
+#include "comm/unique_id.h"
+#include "fuzz_util.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string text(reinterpret_cast<const char*>(data), size);
+  auto id = weft::comm::ParseUniqueId(text);
+  if (!id.ok()) {
+    WEFT_FUZZ_CHECK(id.status().code() == weft::Code::kInvalidArgument);
+    return 0;
+  }
+  auto again = weft::comm::ParseUniqueId(weft::comm::FormatUniqueId(id->store, id->nonce));
+  WEFT_FUZZ_CHECK(again.ok() && again->nonce == id->nonce &&
+                  again->store.ToString() == id->store.ToString());
+  return 0;
+}
