@@ -16,6 +16,7 @@
 
 #include "core/env.h"
 #include "core/log.h"
+#include "transport/shm/cma.h"
 
 namespace weft::transport::shm {
 namespace {
@@ -185,7 +186,7 @@ Ring Segment::MakeRing(int writer) const {
 }
 
 Result<std::unique_ptr<Segment>> Segment::Create(uint64_t comm_id, int self, int peer,
-                                                 uint64_t ring_bytes) {
+                                                 uint64_t ring_bytes, uint64_t cma_threshold) {
   if (!IsPowerOfTwo(ring_bytes)) return Internal("shm ring size must be a power of two");
   std::string name = Name(comm_id, self, peer);
   int fd = -1;
@@ -227,8 +228,10 @@ Result<std::unique_ptr<Segment>> Segment::Create(uint64_t comm_id, int self, int
   h->ranks[1] = peer;
   h->comm_id = comm_id;
   h->ring_bytes = ring_bytes;
+  h->cma_threshold = cma_threshold;
   h->side[0].pid.store(getpid());
   h->side[0].pid_ns = PidNamespace();
+  h->side[0].probe_addr = CmaProbeAddress();
   h->side[0].attached.store(1);
   h->magic.store(kSegmentMagic, std::memory_order_release);  // publish: opener may map now
   return std::unique_ptr<Segment>(new Segment(std::move(name), 0, base, total));
@@ -269,6 +272,7 @@ Result<std::unique_ptr<Segment>> Segment::Open(uint64_t comm_id, int self, int p
       } else {
         h->side[1].pid.store(getpid());
         h->side[1].pid_ns = PidNamespace();
+        h->side[1].probe_addr = CmaProbeAddress();
         h->side[1].attached.store(1, std::memory_order_release);
         // Both sides are mapped now, so the name is no longer needed. The creator unlinks
         // too (whichever is first wins); doing it here as well means nothing leaks if the

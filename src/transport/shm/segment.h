@@ -30,10 +30,18 @@ struct SideInfo {
   uint64_t pid_ns = 0;                // inode of /proc/self/ns/pid (0: unknown)
   std::atomic<uint32_t> attached{0};  // set once the side has mapped the segment
   std::atomic<uint32_t> closed{0};    // set when the side's link is destroyed
+  // Single-copy transfers (see cma.h): where the peer can find a probe word in this
+  // process, whether this side could read the peer's probe, and how many of the peer's
+  // single-copy messages this side has finished reading (the sender's completion).
+  uint64_t probe_addr = 0;
+  std::atomic<uint32_t> cma_state{0};  // CmaState
+  alignas(64) std::atomic<uint64_t> cma_done{0};
 };
 
+enum CmaState : uint32_t { kCmaUnknown = 0, kCmaWorks = 1, kCmaDenied = 2 };
+
 inline constexpr uint64_t kSegmentMagic = 0x314d485354464557ull;  // "WEFTSHM1"
-inline constexpr uint32_t kSegmentVersion = 1;
+inline constexpr uint32_t kSegmentVersion = 2;
 
 // At offset 0 of the segment; ring data follows at SegmentLayout::data_offset.
 struct SegmentHeader {
@@ -42,6 +50,7 @@ struct SegmentHeader {
   int32_t ranks[2] = {0, 0};  // [0]: the lower (creating) rank, [1]: the higher
   uint64_t comm_id = 0;
   uint64_t ring_bytes = 0;
+  uint64_t cma_threshold = 0;  // creator's WEFT_SHM_CMA_THRESHOLD, used by both sides
   SideInfo side[2];
   RingControl ring[2];  // ring[s] carries bytes written by side s
 };
@@ -61,7 +70,8 @@ class Segment {
   // waits for the peer. Errors: a live segment of the same name already exists (another
   // communicator with this comm_id), /dev/shm is full.
   static Result<std::unique_ptr<Segment>> Create(uint64_t comm_id, int self, int peer,
-                                                 uint64_t ring_bytes);
+                                                 uint64_t ring_bytes,
+                                                 uint64_t cma_threshold = 0);
   // Opens the segment created by peer < self, retrying until it exists and is
   // initialised, or until `deadline`.
   static Result<std::unique_ptr<Segment>> Open(uint64_t comm_id, int self, int peer,
@@ -81,6 +91,7 @@ class Segment {
   Ring SendRing() const { return MakeRing(side_); }
   Ring RecvRing() const { return MakeRing(1 - side_); }
   const SideInfo& peer_info() const { return header_->side[1 - side_]; }
+  SideInfo& my_info() const { return header_->side[side_]; }
   const std::string& name() const { return name_; }
 
  private:

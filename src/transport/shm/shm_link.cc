@@ -2,13 +2,16 @@
 
 #include <fmt/format.h>
 
+#include "transport/shm/cma.h"
+
 namespace weft::transport::shm {
 
-ShmLink::ShmLink(int self, int peer, std::unique_ptr<Segment> segment)
+ShmLink::ShmLink(int self, int peer, std::unique_ptr<Segment> segment, uint64_t cma_threshold)
     : Link(self, peer),
       segment_(std::move(segment)),
       out_(segment_->SendRing()),
-      in_(segment_->RecvRing()) {}
+      in_(segment_->RecvRing()),
+      cma_threshold_(cma_threshold) {}
 
 Result<bool> ShmLink::Progress() {
   if (!failed_.ok()) return failed_;
@@ -34,6 +37,13 @@ Result<bool> ShmLink::Progress() {
 
 bool ShmLink::ProgressSends() {
   bool moved = false;
+  // Single-copy sends complete when the peer has read them, in order.
+  uint64_t acked = segment_->peer_info().cma_done.load(std::memory_order_acquire);
+  while (!cma_unacked_.empty() && cma_unacked_.front().second <= acked) {
+    cma_unacked_.front().first->done = true;
+    cma_unacked_.pop_front();
+    moved = true;
+  }
   while (!sends_.empty()) {
     SendOp* op = sends_.front();
     constexpr uint64_t kHdr = sizeof(WireHeader);
@@ -43,6 +53,20 @@ bool ShmLink::ProgressSends() {
       send_off_ += n;
       moved = moved || n > 0;
       if (send_off_ < kHdr) break;
+    }
+    if (SingleCopy(op->header.bytes)) {
+      // The address instead of the payload; the op completes on the peer's ack.
+      constexpr uint64_t kAddr = sizeof(uint64_t);
+      if (send_off_ == kHdr) cma_addr_out_ = reinterpret_cast<uint64_t>(op->data);
+      uint64_t off = send_off_ - kHdr;
+      size_t n = out_.Write(reinterpret_cast<const uint8_t*>(&cma_addr_out_) + off, kAddr - off);
+      send_off_ += n;
+      moved = moved || n > 0;
+      if (send_off_ - kHdr < kAddr) break;
+      cma_unacked_.emplace_back(op, ++cma_sent_);
+      sends_.pop_front();
+      send_off_ = 0;
+      continue;
     }
     uint64_t done = send_off_ - kHdr;
     if (done < op->header.bytes) {
@@ -73,6 +97,27 @@ Result<bool> ShmLink::ProgressRecvs() {
       // Validate before a single payload byte lands in the user's buffer.
       WEFT_RETURN_IF_ERROR(CheckHeader(in_header_, op->expect, self_, peer_, "shm"));
     }
+    if (SingleCopy(op->expect.bytes)) {
+      // recv_off_ counts the address bytes here; the payload is copied in one go.
+      constexpr uint64_t kAddr = sizeof(uint64_t);
+      size_t n = in_.Read(reinterpret_cast<uint8_t*>(&cma_addr_in_) + recv_off_, kAddr - recv_off_);
+      recv_off_ += n;
+      moved = moved || n > 0;
+      if (recv_off_ < kAddr) break;
+      Status st = CmaRead(segment_->peer_info().pid.load(), cma_addr_in_, op->data,
+                          op->expect.bytes);
+      if (!st.ok()) {
+        return st.WithContext(fmt::format("rank {} reading {} bytes from rank {} (shm single-copy)",
+                                          self_, op->expect.bytes, peer_));
+      }
+      segment_->my_info().cma_done.fetch_add(1, std::memory_order_release);
+      op->done = true;
+      recvs_.pop_front();
+      in_header_off_ = 0;
+      recv_off_ = 0;
+      moved = true;
+      continue;
+    }
     if (recv_off_ < op->expect.bytes) {
       size_t n =
           in_.Read(static_cast<uint8_t*>(op->data) + recv_off_, op->expect.bytes - recv_off_);
@@ -96,7 +141,7 @@ Status ShmLink::CheckPeer() {
   // read, or a pending send nobody will read, can then never complete.
   if (peer.closed.load(std::memory_order_acquire) != 0) {
     bool recv_stuck = !recvs_.empty() && in_.Readable() == 0;
-    if (recv_stuck || !sends_.empty()) {
+    if (recv_stuck || !sends_.empty() || !cma_unacked_.empty()) {
       return Unavailable(
           fmt::format("rank {} lost connection to rank {} (shm): peer closed", self_, peer_));
     }

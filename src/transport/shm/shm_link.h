@@ -3,6 +3,11 @@
 // ring of that direction in pieces as space frees up, so messages of any size pass
 // through rings of a fixed size.
 //
+// Messages of at least `cma_threshold` bytes (when the pair can use cross-memory attach)
+// carry only the sender's buffer address after the header; the receiver copies the
+// payload straight out of the sender's memory and counts it in cma_done, which is what
+// completes the send.
+//
 // Progress copies as much as both rings allow and never blocks. There is no file
 // descriptor to poll (PollFd() == -1): the executor must call Progress() to notice new
 // bytes. A peer that destroyed its link is reported at once; a peer process that died is
@@ -22,13 +27,18 @@ namespace weft::transport::shm {
 
 class ShmLink final : public Link {
  public:
-  ShmLink(int self, int peer, std::unique_ptr<Segment> segment);
+  // cma_threshold: messages of at least this many bytes are sent single-copy (cma.h);
+  // 0: everything goes through the ring.
+  ShmLink(int self, int peer, std::unique_ptr<Segment> segment, uint64_t cma_threshold = 0);
   ~ShmLink() override = default;
 
   void PostSend(SendOp* op) override { sends_.push_back(op); }
   void PostRecv(RecvOp* op) override { recvs_.push_back(op); }
   Result<bool> Progress() override;
-  bool Busy() const override { return !sends_.empty() || !recvs_.empty(); }
+  bool Busy() const override {
+    return !sends_.empty() || !recvs_.empty() || !cma_unacked_.empty();
+  }
+  bool single_copy() const { return cma_threshold_ > 0; }
   const char* Name() const override { return "shm"; }
 
   // How long without progress before checking whether the peer process is alive.
@@ -37,6 +47,7 @@ class ShmLink final : public Link {
  private:
   bool ProgressSends();
   Result<bool> ProgressRecvs();
+  bool SingleCopy(uint64_t bytes) const { return cma_threshold_ > 0 && bytes >= cma_threshold_; }
   // Called when nothing moved: fails if the peer closed its end or its process died.
   Status CheckPeer();
 
@@ -44,13 +55,21 @@ class ShmLink final : public Link {
   Ring out_;
   Ring in_;
 
+  uint64_t cma_threshold_;
+
   std::deque<SendOp*> sends_;
   uint64_t send_off_ = 0;  // bytes of the front send (header + payload) already written
+  // Single-copy sends whose address is in the ring, waiting for the peer to read them:
+  // (op, its number among this side's single-copy sends).
+  std::deque<std::pair<SendOp*, uint64_t>> cma_unacked_;
+  uint64_t cma_sent_ = 0;
+  uint64_t cma_addr_out_ = 0;  // the front send's buffer address, as written to the ring
 
   std::deque<RecvOp*> recvs_;
   WireHeader in_header_;
   uint64_t in_header_off_ = 0;  // bytes of in_header_ read so far
   uint64_t recv_off_ = 0;       // payload bytes of the front recv read so far
+  uint64_t cma_addr_in_ = 0;    // the peer's buffer address for a single-copy recv
 
   Status failed_;
   bool idle_ = false;  // true while Progress calls move nothing; idle_since_ is valid

@@ -1,4 +1,5 @@
 #include "transport/shm/shm_link.h"
+#include "transport/shm/shm_setup.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>
@@ -35,14 +36,14 @@ struct Pair {
   std::unique_ptr<ShmLink> a, b;
 };
 
-Pair MakePair(uint64_t comm, uint64_t ring_bytes) {
-  auto seg0 = Segment::Create(comm, 0, 1, ring_bytes);
+Pair MakePair(uint64_t comm, uint64_t ring_bytes, uint64_t cma_threshold = 0) {
+  auto seg0 = Segment::Create(comm, 0, 1, ring_bytes, cma_threshold);
   EXPECT_TRUE(seg0.ok()) << seg0.status().ToString();
   auto seg1 = Segment::Open(comm, 1, 0, Deadline::AfterSeconds(5));
   EXPECT_TRUE(seg1.ok()) << seg1.status().ToString();
   EXPECT_TRUE((*seg0)->WaitPeerAttached(Deadline::AfterSeconds(5)).ok());
-  return Pair{std::make_unique<ShmLink>(0, 1, std::move(seg0).value()),
-              std::make_unique<ShmLink>(1, 0, std::move(seg1).value())};
+  return Pair{std::make_unique<ShmLink>(0, 1, std::move(seg0).value(), cma_threshold),
+              std::make_unique<ShmLink>(1, 0, std::move(seg1).value(), cma_threshold)};
 }
 
 TEST(ShmSegmentTest, NameIsGoneOnceBothAttached) {
@@ -113,8 +114,13 @@ TEST(ShmSegmentTest, RingBytesFromEnv) {
   unsetenv("WEFT_SHM_RING_BYTES");
 }
 
-TEST(ShmLinkTest, MessagesLargerThanTheRingInBothDirections) {
-  Pair p = MakePair(UniqueCommId(), 4096);
+// Without single-copy (everything through a ring far smaller than the messages), and
+// with it from 4 KiB (so small messages use the ring, large ones the peer's memory, in
+// one FIFO stream).
+class ShmTransferTest : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(ShmTransferTest, MessagesLargerThanTheRingInBothDirections) {
+  Pair p = MakePair(UniqueCommId(), 4096, GetParam());
   const size_t sizes[] = {0, 1, 31, 33, 4095, 4096, 4097, 100000};
   std::vector<std::vector<uint8_t>> out_a, out_b, in_a, in_b;
   std::vector<SendOp> sa(std::size(sizes)), sb(std::size(sizes));
@@ -142,6 +148,28 @@ TEST(ShmLinkTest, MessagesLargerThanTheRingInBothDirections) {
     EXPECT_EQ(in_a[i], out_b[i]) << sizes[i];
     EXPECT_EQ(in_b[i], out_a[i]) << sizes[i];
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(RingAndSingleCopy, ShmTransferTest, ::testing::Values(0, 4096));
+
+TEST(ShmSetupTest, SingleCopyIsProbedAndUsedBetweenProcessesOfOneUser) {
+  // Both "ranks" are this process: the probe reads our own memory, which Linux always
+  // allows, so the pair must agree to use single-copy.
+  uint64_t comm = UniqueCommId();
+  std::vector<std::unique_ptr<Link>> l0, l1;
+  std::thread t([&] {
+    auto r = ConnectShmPeers(1, comm, {0}, Deadline::AfterSeconds(5));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    l1 = std::move(r).value();
+  });
+  auto r = ConnectShmPeers(0, comm, {1}, Deadline::AfterSeconds(5));
+  t.join();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  l0 = std::move(r).value();
+  ASSERT_EQ(l0.size(), 1u);
+  ASSERT_EQ(l1.size(), 1u);
+  EXPECT_TRUE(static_cast<ShmLink*>(l0[0].get())->single_copy());
+  EXPECT_TRUE(static_cast<ShmLink*>(l1[0].get())->single_copy());
 }
 
 TEST(ShmLinkTest, HeaderMismatchIsInvalidUsageNamingBoth) {

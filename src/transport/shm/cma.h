@@ -1,0 +1,33 @@
+// Single-copy transfers between processes on one host through cross-memory attach
+// (process_vm_readv): for a large message the sender puts only the address of its
+// buffer in the ring and the receiver copies the payload straight from the sender's
+// memory into its own — one copy instead of two through the ring. Linux allows it
+// between processes of the same user unless ptrace is restricted (Yama ptrace_scope,
+// containers without CAP_SYS_PTRACE); a probe at connection time decides per pair, and
+// the ring path stays the fallback.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/status.h"
+
+namespace weft::transport::shm {
+
+// Messages of at least this many bytes go single-copy (WEFT_SHM_CMA_THRESHOLD; 0 turns
+// single-copy off).
+inline constexpr uint64_t kDefaultCmaThreshold = 128 << 10;
+Result<uint64_t> CmaThresholdFromEnv();
+
+// The address of a word in this process holding kCmaProbeValue, for the peer's probe.
+uint64_t CmaProbeAddress();
+// Whether this process can read `pid`'s probe word at `addr`.
+bool CmaProbe(pid_t pid, uint64_t addr);
+
+// Copies `bytes` from `remote` in process `pid` to `local`. Errors: Unavailable if the
+// process is gone, SystemError if not permitted, ProtocolError for a bad address.
+Status CmaRead(pid_t pid, uint64_t remote, void* local, size_t bytes);
+
+}  // namespace weft::transport::shm
