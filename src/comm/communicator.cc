@@ -63,6 +63,7 @@ Result<std::unique_ptr<Communicator>> Communicator::Create(int rank, int size, u
   options.mode = mode;
   options.deadline = Deadline::AfterSeconds(timeout_s);
   WEFT_ASSIGN_OR_RETURN(comm->mesh_, transport::Mesh::Connect(options, allgather));
+  comm->executor_ = std::make_unique<exec::Executor>(comm->mesh_.get());
   comm->p2p_ = std::make_unique<exec::P2PEngine>(comm->mesh_.get());
 
   // A barrier proves every link works end to end and that every rank is past the
@@ -226,7 +227,6 @@ Result<const sched::Schedule*> Communicator::GetSchedule(const sched::Collective
 Status Communicator::Execute(const Call& call, uint64_t seq) {
   const size_t esize = DataTypeSize(call.dtype);
   exec::ExecContext ctx;
-  ctx.mesh = mesh_.get();
   ctx.dtype = call.dtype;
   ctx.op = call.op;
   ctx.seq = seq;
@@ -246,7 +246,7 @@ Status Communicator::Execute(const Call& call, uint64_t seq) {
     p2p.rounds.push_back({{step}});
     ctx.kind = transport::kPointToPoint;
     ctx.op = RedOp::kSum;
-    return exec::Execute(p2p, ctx, {call.send, call.recv, nullptr});
+    return executor_->Run(p2p, ctx, {call.send, call.recv, nullptr});
   }
 
   ctx.kind = static_cast<uint16_t>(call.coll);
@@ -279,7 +279,7 @@ Status Communicator::Execute(const Call& call, uint64_t seq) {
   if ((out_bytes > 0 && bufs.output == nullptr) || (in_bytes > 0 && bufs.input == nullptr))
     return Internal("out of memory for a temporary buffer");
 
-  WEFT_RETURN_IF_ERROR(exec::Execute(*schedule, ctx, bufs));
+  WEFT_RETURN_IF_ERROR(executor_->Run(*schedule, ctx, bufs));
 
   if (call.op == RedOp::kAvg) {
     switch (call.coll) {

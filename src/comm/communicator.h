@@ -27,6 +27,7 @@
 #include "comm/call.h"
 #include "comm/request.h"
 #include "core/status.h"
+#include "exec/executor.h"
 #include "exec/p2p_engine.h"
 #include "sched/planner.h"
 #include "transport/mesh.h"
@@ -99,6 +100,7 @@ class Communicator {
 
   std::mutex exec_mu_;  // held while a call executes; guards the fields below
   Status failure_;      // first fatal error, or ok
+  std::unique_ptr<exec::Executor> executor_;
   std::unique_ptr<exec::P2PEngine> p2p_;  // non-blocking sends/receives in flight
   AlignedBuffer scratch_, temp_in_, temp_out_;
   std::map<std::tuple<int, int, size_t, const void*>, std::unique_ptr<sched::Schedule>> schedules_;

@@ -1,165 +1,146 @@
 #include "exec/executor.h"
 
+#include <algorithm>
 #include <cstring>
-#include <vector>
 
 #include <fmt/format.h>
 
-#include "exec/backoff.h"
 #include "exec/reduce.h"
 
 namespace weft::exec {
-namespace {
 
 using sched::Buf;
 using sched::Slice;
 using sched::StepKind;
 
-class RoundRunner {
- public:
-  RoundRunner(const ExecContext& ctx, const Buffers& bufs, size_t esize, int nranks)
-      : ctx_(ctx), bufs_(bufs), esize_(esize), send_steps_(nranks, 0), recv_steps_(nranks, 0) {}
+Executor::Executor(transport::Mesh* mesh)
+    : mesh_(mesh), send_steps_(mesh->size(), 0), recv_steps_(mesh->size(), 0) {}
 
-  Status Run(const sched::Schedule& schedule) {
-    ReduceFn reduce = GetReduceFn(ctx_.dtype, ctx_.op);
-    for (size_t r = 0; r < schedule.rounds.size(); ++r) {
-      const auto& round = schedule.rounds[r];
-      WEFT_RETURN_IF_ERROR(Communicate(round, r));
-      for (const auto& step : round.steps) {
-        if (step.kind == StepKind::kReduce) {
-          reduce(Ptr(step.dst), Ptr(step.src), step.dst.count);
-        } else if (step.kind == StepKind::kCopy) {
-          void* dst = Ptr(step.dst);
-          const void* src = Ptr(step.src);
-          if (dst != src) std::memmove(dst, src, step.dst.count * esize_);
-        }
-      }
-    }
-    return Status::Ok();
-  }
-
- private:
-  void* Ptr(const Slice& s) const {
-    char* base = nullptr;
-    switch (s.buf) {
-      case Buf::kInput: base = static_cast<char*>(const_cast<void*>(bufs_.input)); break;
-      case Buf::kOutput: base = static_cast<char*>(bufs_.output); break;
-      case Buf::kScratch: base = static_cast<char*>(bufs_.scratch); break;
-    }
-    return base + s.offset * esize_;
-  }
-
-  transport::WireHeader Header(int step, size_t count) const {
-    transport::WireHeader h;
-    h.kind = ctx_.kind;
-    h.seq = ctx_.seq;
-    h.step = static_cast<uint32_t>(step);
-    h.dtype_op = (static_cast<uint32_t>(ctx_.dtype) << 8) | static_cast<uint32_t>(ctx_.op);
-    h.bytes = count * esize_;
-    return h;
-  }
-
-  Status Communicate(const sched::Round& round, size_t round_index) {
-    sends_.clear();
-    recvs_.clear();
-    active_.clear();
+Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx,
+                     const Buffers& bufs) {
+  ctx_ = &ctx;
+  bufs_ = bufs;
+  esize_ = DataTypeSize(ctx.dtype);
+  std::fill(send_steps_.begin(), send_steps_.end(), 0);
+  std::fill(recv_steps_.begin(), recv_steps_.end(), 0);
+  ReduceFn reduce = GetReduceFn(ctx.dtype, ctx.op);
+  for (size_t r = 0; r < schedule.rounds.size(); ++r) {
+    const auto& round = schedule.rounds[r];
+    WEFT_RETURN_IF_ERROR(Communicate(round, r));
     for (const auto& step : round.steps) {
-      if (step.kind == StepKind::kSend) {
-        sends_.push_back({Header(send_steps_[step.peer]++, step.src.count), Ptr(step.src)});
-        send_peers_.push_back(step.peer);
-      } else if (step.kind == StepKind::kRecv) {
-        recvs_.push_back({Header(recv_steps_[step.peer]++, step.dst.count), Ptr(step.dst)});
-        recv_peers_.push_back(step.peer);
+      if (step.kind == StepKind::kReduce) {
+        reduce(Ptr(step.dst), Ptr(step.src), step.dst.count);
+      } else if (step.kind == StepKind::kCopy) {
+        void* dst = Ptr(step.dst);
+        const void* src = Ptr(step.src);
+        if (dst != src) std::memmove(dst, src, step.dst.count * esize_);
       }
     }
-    if (sends_.empty() && recvs_.empty()) return Status::Ok();
-    // Post after the vectors stop growing: links keep pointers to the ops.
-    for (size_t i = 0; i < sends_.size(); ++i) {
-      transport::Link* link = ctx_.mesh->link(send_peers_[i]);
-      link->PostSend(&sends_[i]);
-      AddActive(link);
+  }
+  return Status::Ok();
+}
+
+void* Executor::Ptr(const Slice& s) const {
+  char* base = nullptr;
+  switch (s.buf) {
+    case Buf::kInput: base = static_cast<char*>(const_cast<void*>(bufs_.input)); break;
+    case Buf::kOutput: base = static_cast<char*>(bufs_.output); break;
+    case Buf::kScratch: base = static_cast<char*>(bufs_.scratch); break;
+  }
+  return base + s.offset * esize_;
+}
+
+transport::WireHeader Executor::Header(int step, size_t count) const {
+  transport::WireHeader h;
+  h.kind = ctx_->kind;
+  h.seq = ctx_->seq;
+  h.step = static_cast<uint32_t>(step);
+  h.dtype_op = transport::PackDtypeOp(static_cast<uint32_t>(ctx_->dtype),
+                                      static_cast<uint32_t>(ctx_->op));
+  h.bytes = count * esize_;
+  return h;
+}
+
+Status Executor::Communicate(const sched::Round& round, size_t round_index) {
+  sends_.clear();
+  recvs_.clear();
+  send_peers_.clear();
+  recv_peers_.clear();
+  active_.clear();
+  for (const auto& step : round.steps) {
+    if (step.kind == StepKind::kSend) {
+      sends_.push_back({Header(send_steps_[step.peer]++, step.src.count), Ptr(step.src)});
+      send_peers_.push_back(step.peer);
+    } else if (step.kind == StepKind::kRecv) {
+      recvs_.push_back({Header(recv_steps_[step.peer]++, step.dst.count), Ptr(step.dst)});
+      recv_peers_.push_back(step.peer);
     }
-    for (size_t i = 0; i < recvs_.size(); ++i) {
-      transport::Link* link = ctx_.mesh->link(recv_peers_[i]);
-      link->PostRecv(&recvs_[i]);
-      AddActive(link);
-    }
-    Status st = WaitAll(round_index);
-    send_peers_.clear();
-    recv_peers_.clear();
-    return st;
   }
-
-  void AddActive(transport::Link* link) {
-    for (auto* l : active_)
-      if (l == link) return;
-    active_.push_back(link);
+  if (sends_.empty() && recvs_.empty()) return Status::Ok();
+  // Post receives first, then sends, once the vectors stop growing (links keep pointers
+  // to the ops).
+  auto track = [&](transport::Link* link) {
+    if (std::find(active_.begin(), active_.end(), link) == active_.end())
+      active_.push_back(link);
+  };
+  for (size_t i = 0; i < recvs_.size(); ++i) {
+    transport::Link* link = mesh_->link(recv_peers_[i]);
+    link->PostRecv(&recvs_[i]);
+    track(link);
   }
-
-  bool AllDone() const {
-    for (const auto& s : sends_)
-      if (!s.done) return false;
-    for (const auto& r : recvs_)
-      if (!r.done) return false;
-    return true;
+  for (size_t i = 0; i < sends_.size(); ++i) {
+    transport::Link* link = mesh_->link(send_peers_[i]);
+    link->PostSend(&sends_[i]);
+    track(link);
   }
+  return WaitAll(round_index);
+}
 
-  Status WaitAll(size_t round_index) {
-    backoff_.Reset();
-    while (true) {
-      bool moved = false;
-      for (auto* link : active_) {
-        if (!link->Busy()) continue;
-        auto r = link->Progress();
-        if (!r.ok()) {
-          return r.status().WithContext(fmt::format("rank {}: {} seq {} round {} ({} link to rank {})",
-                                                    ctx_.mesh->rank(), ctx_.what, ctx_.seq,
-                                                    round_index, link->Name(), link->peer()));
-        }
-        moved |= r.value();
+bool Executor::AllDone() const {
+  for (const auto& s : sends_)
+    if (!s.done) return false;
+  for (const auto& r : recvs_)
+    if (!r.done) return false;
+  return true;
+}
+
+Status Executor::WaitAll(size_t round_index) {
+  backoff_.Reset();
+  while (true) {
+    bool moved = false;
+    for (auto* link : active_) {
+      if (!link->Busy()) continue;
+      auto r = link->Progress();
+      if (!r.ok()) {
+        return r.status().WithContext(fmt::format("rank {}: {} seq {} round {} ({} link to rank {})",
+                                                  mesh_->rank(), ctx_->what, ctx_->seq,
+                                                  round_index, link->Name(), link->peer()));
       }
-      if (AllDone()) return Status::Ok();
-      if (moved) {
-        backoff_.Reset();
-        continue;
-      }
-      if (backoff_.TimeToCheck() && ctx_.deadline.expired()) return TimeoutError(round_index);
-      backoff_.Idle(active_, ctx_.deadline);
+      moved |= r.value();
     }
+    if (AllDone()) return Status::Ok();
+    if (moved) {
+      backoff_.Reset();
+      continue;
+    }
+    if (backoff_.TimeToCheck() && ctx_->deadline.expired()) return TimeoutError(round_index);
+    backoff_.Idle(active_, ctx_->deadline);
   }
+}
 
-  Status TimeoutError(size_t round_index) const {
-    std::string waiting;
-    for (size_t i = 0; i < recvs_.size(); ++i)
-      if (!recvs_[i].done)
-        waiting += fmt::format("{}receive of {} bytes from rank {}", waiting.empty() ? "" : ", ",
-                               recvs_[i].expect.bytes, recv_peers_[i]);
-    for (size_t i = 0; i < sends_.size(); ++i)
-      if (!sends_[i].done)
-        waiting += fmt::format("{}send of {} bytes to rank {}", waiting.empty() ? "" : ", ",
-                               sends_[i].header.bytes, send_peers_[i]);
-    return DeadlineExceeded(fmt::format("rank {}: {} seq {} timed out (WEFT_TIMEOUT) in round {} "
-                                        "waiting for {}",
-                                        ctx_.mesh->rank(), ctx_.what, ctx_.seq, round_index,
-                                        waiting));
-  }
-
-  const ExecContext& ctx_;
-  const Buffers& bufs_;
-  size_t esize_;
-  std::vector<int> send_steps_, recv_steps_;  // per-peer message index in this call
-  std::vector<transport::SendOp> sends_;
-  std::vector<transport::RecvOp> recvs_;
-  std::vector<int> send_peers_, recv_peers_;
-  std::vector<transport::Link*> active_;
-  Backoff backoff_;
-};
-
-}  // namespace
-
-Status Execute(const sched::Schedule& schedule, const ExecContext& ctx, const Buffers& bufs) {
-  RoundRunner runner(ctx, bufs, DataTypeSize(ctx.dtype), ctx.mesh->size());
-  return runner.Run(schedule);
+Status Executor::TimeoutError(size_t round_index) const {
+  std::string waiting;
+  for (size_t i = 0; i < recvs_.size(); ++i)
+    if (!recvs_[i].done)
+      waiting += fmt::format("{}receive of {} bytes from rank {}", waiting.empty() ? "" : ", ",
+                             recvs_[i].expect.bytes, recv_peers_[i]);
+  for (size_t i = 0; i < sends_.size(); ++i)
+    if (!sends_[i].done)
+      waiting += fmt::format("{}send of {} bytes to rank {}", waiting.empty() ? "" : ", ",
+                             sends_[i].header.bytes, send_peers_[i]);
+  return DeadlineExceeded(fmt::format("rank {}: {} seq {} timed out (WEFT_TIMEOUT) in round {} "
+                                      "waiting for {}",
+                                      mesh_->rank(), ctx_->what, ctx_->seq, round_index, waiting));
 }
 
 }  // namespace weft::exec

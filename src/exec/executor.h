@@ -1,26 +1,27 @@
 // The executor: runs one rank's schedule over the links of a Mesh, round by round.
 //
 // For each round it posts every send and receive, then drives the links' Progress()
-// until all complete (spinning briefly, then yielding, then sleeping in poll(2), so
-// that oversubscribed ranks give their core away), and then runs the round's local
+// until all complete (see Backoff for how it waits), and then runs the round's local
 // reduce/copy steps. Every wait is bounded by the call's deadline; a timeout names the
 // peers still being waited on.
 //
-// Thread-safety: none; the communicator serialises calls.
+// An Executor keeps its bookkeeping between calls, so a steady stream of collectives
+// allocates nothing. Thread-safety: none; the communicator serialises calls.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/deadline.h"
 #include "core/status.h"
 #include "core/types.h"
+#include "exec/backoff.h"
 #include "sched/schedule.h"
 #include "transport/mesh.h"
 
 namespace weft::exec {
 
 struct ExecContext {
-  transport::Mesh* mesh = nullptr;
   DataType dtype = DataType::kFloat32;
   RedOp op = RedOp::kSum;       // kAvg is reduced as kSum
   uint16_t kind = 0;            // WireHeader::kind
@@ -35,9 +36,35 @@ struct Buffers {
   void* scratch = nullptr;
 };
 
-// Runs `schedule`. On error the message names this rank, the call (what/seq), the
-// round and the peer involved; the links may be left mid-message (the caller marks
-// the communicator failed).
-Status Execute(const sched::Schedule& schedule, const ExecContext& ctx, const Buffers& bufs);
+class Executor {
+ public:
+  explicit Executor(transport::Mesh* mesh);
+
+  // Runs `schedule`. On error the message names this rank, the call (what/seq), the
+  // round and the peer involved; the links may be left mid-message (the caller marks
+  // the communicator failed).
+  Status Run(const sched::Schedule& schedule, const ExecContext& ctx, const Buffers& bufs);
+
+ private:
+  Status Communicate(const sched::Round& round, size_t round_index);
+  Status WaitAll(size_t round_index);
+  Status TimeoutError(size_t round_index) const;
+  void* Ptr(const sched::Slice& s) const;
+  transport::WireHeader Header(int step, size_t count) const;
+  bool AllDone() const;
+
+  transport::Mesh* mesh_;
+  // The call being run.
+  const ExecContext* ctx_ = nullptr;
+  Buffers bufs_;
+  size_t esize_ = 1;
+  // Reused between calls.
+  std::vector<int> send_steps_, recv_steps_;  // per-peer message index in this call
+  std::vector<transport::SendOp> sends_;
+  std::vector<transport::RecvOp> recvs_;
+  std::vector<int> send_peers_, recv_peers_;
+  std::vector<transport::Link*> active_;
+  Backoff backoff_;
+};
 
 }  // namespace weft::exec
