@@ -4,8 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "cluster_build.h"
 #include "sim/catalog.h"
+#include "sim/custom_cluster.h"
 
 namespace weft::sim::cli {
 
@@ -30,9 +34,45 @@ void AddClusterOptions(CLI::App* cmd, ClusterOptions* o) {
   cmd->add_option("--alpha-inter-us", o->alpha_inter_us, "override: inter-node latency");
   cmd->add_option("--nic-gbit", o->nic_gbit, "override: Gbit/s per NIC");
   cmd->add_option("--nics", o->nics, "override: NICs per node");
+  cmd->add_option("--cluster-file", o->cluster_file,
+                  "a custom cluster's figures as JSON (see docs/SIMULATOR.md); implies "
+                  "--instance custom");
+  cmd->add_option("--accels-per-host", o->accels_per_host, "custom cluster: ranks per host")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--mem-gbps", o->mem_gbps,
+                  "custom cluster: memory bandwidth (GB/s) for reductions and copies");
 }
 
+namespace {
+
+// --instance custom / --cluster-file: the figures, then the command-line overrides.
+Result<ClusterSpec> BuildCustom(const ClusterOptions& o) {
+  CustomFigures f;
+  if (!o.cluster_file.empty()) {
+    std::ifstream in(o.cluster_file);
+    if (!in) return InvalidArgument(fmt::format("cannot open {}", o.cluster_file));
+    std::stringstream text;
+    text << in.rdbuf();
+    WEFT_ASSIGN_OR_RETURN(f, ParseCustomFigures(text.str()));
+  }
+  if (o.nic_gbit) f.nic_gbit = *o.nic_gbit;
+  if (o.nics) f.nics_per_host = *o.nics;
+  if (o.alpha_inter_us) f.inter_alpha_us = *o.alpha_inter_us;
+  if (o.alpha_intra_us) f.intra_alpha_us = *o.alpha_intra_us;
+  if (o.accels_per_host) f.accels_per_host = *o.accels_per_host;
+  if (o.mem_gbps) f.mem_gbps = *o.mem_gbps;
+  WEFT_ASSIGN_OR_RETURN(ClusterSpec c, CustomCluster(f, o.nodes));
+  c.nic_policy = o.nic_policy == "stripe" ? NicPolicy::kStripe : NicPolicy::kRail;
+  c.oversubscription = o.oversubscription;
+  c.hosts_per_leaf = o.hosts_per_leaf;
+  WEFT_RETURN_IF_ERROR(Validate(c));
+  return c;
+}
+
+}  // namespace
+
 Result<ClusterSpec> BuildCluster(const ClusterOptions& o) {
+  if (o.instance == "custom" || !o.cluster_file.empty()) return BuildCustom(o);
   WEFT_ASSIGN_OR_RETURN(Catalog cat,
                         LoadCatalog(o.catalog.empty() ? DefaultCatalogPath() : o.catalog));
   const Instance* inst = cat.Find(o.instance);

@@ -19,6 +19,11 @@ struct ClusterOptions {
   // Overrides of catalog figures, e.g. to model a tc-shaped test bed.
   std::optional<double> alpha_intra_us, alpha_inter_us, nic_gbit;
   std::optional<int> nics;
+  // A cluster not in the catalog: --instance custom (figures from the options below and
+  // the overrides above) or --cluster-file FILE.json (sim/custom_cluster.h).
+  std::string cluster_file;
+  std::optional<int> accels_per_host;
+  std::optional<double> mem_gbps;
 };
 
 struct CollectiveOptions {
