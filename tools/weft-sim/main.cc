@@ -4,6 +4,8 @@
 
 #include "catalog_cmd.h"
 #include "collective_cmd.h"
+#include "train_cmd.h"
+#include "validate_cmd.h"
 
 int main(int argc, char** argv) {
   using namespace weft::sim::cli;
@@ -13,8 +15,16 @@ int main(int argc, char** argv) {
   CatalogOptions catalog;
   CLI::App* collective_cmd = AddCollectiveCommand(&app, &collective);
   CLI::App* catalog_cmd = AddCatalogCommand(&app, &catalog);
+  ValidateOptions validate;
+  TrainOptions train, compare;
+  CLI::App* train_cmd = AddTrainCommand(&app, &train);
+  CLI::App* compare_cmd = AddCompareCommand(&app, &compare);
+  CLI::App* validate_cmd = AddValidateCommand(&app, &validate);
   CLI11_PARSE(app, argc, argv);
   if (collective_cmd->parsed()) return RunCollective(collective);
   if (catalog_cmd->parsed()) return RunCatalog(catalog);
+  if (validate_cmd->parsed()) return RunValidate(validate);
+  if (train_cmd->parsed()) return RunTrain(train);
+  if (compare_cmd->parsed()) return RunCompare(compare);
   return 2;
 }

@@ -1,0 +1,82 @@
+// The data-parallel training step: compute from FLOPs, gradient buckets all-reduced
+// (with the simulator's predictions of weft's own schedules) overlapping the backward
+// pass, as PyTorch DDP does.
+//
+//   FLOPs per sample = seq_len * (6 params + 6 layers seq_len hidden)   (Kaplan et al.)
+//   compute per micro-batch C = micro_batch * FLOPs / (peak * efficiency)
+//   forward = C/3, backward = 2C/3 (the backward computes two matmuls per forward one)
+// Gradients (params * grad_bytes) are cut into buckets of bucket_bytes in the order the
+// backward produces them (last layer first); bucket j is ready when a (j+1)/n share of
+// the backward has run (gradients come out at a uniform rate), and the all-reduces run
+// one at a time in bucket order, each as soon as it is ready and the previous one is
+// done (one communication stream, as DDP/NCCL). With grad_accum A > 1 the first A-1
+// micro-batches only accumulate (DDP no_sync), so only the last backward overlaps.
+//   step = (A-1)(F+B) + F + max(B, end of the last all-reduce after the backward began)
+// Not modelled: the optimizer update, data loading, compute slowed by communication
+// (shared HBM/SMs), stragglers; tensor and pipeline parallelism.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "sim/catalog.h"
+#include "sim/cluster.h"
+
+namespace weft::sim {
+
+struct ModelSpec {
+  std::string name;
+  double params = 0;
+  int layers = 0;
+  int hidden = 0;
+  int seq_len = 0;
+  int micro_batch = 1;  // samples per accelerator per forward/backward
+  std::vector<std::string> sources;
+
+  double FlopsPerSample() const;
+};
+
+struct ModelCatalog {
+  std::map<std::string, Source> sources;
+  std::vector<ModelSpec> models;
+  const ModelSpec* Find(const std::string& name) const;
+};
+Result<ModelCatalog> LoadModels(const std::string& path);
+std::string DefaultModelsPath();
+
+struct TrainConfig {
+  double efficiency = 0.32;                // achieved / peak dense FLOPs (see SIMULATOR.md)
+  double bucket_bytes = 25.0 * (1 << 20);  // DDP's bucket_cap_mb default
+  int grad_bytes = 4;                      // fp32 gradients (DDP with AMP); 2 for bf16
+  int grad_accum = 1;
+};
+
+// Forward, backward and the overlapped all-reduces of one micro-batch (seconds).
+struct Overlap {
+  double comm_total = 0;  // sum of the all-reduce times
+  double comm_end = 0;    // when the last all-reduce ends, from the backward's start
+  double exposed = 0;     // comm_end beyond the backward
+};
+// bucket_s[j]: the all-reduce time of bucket j, in the order the backward emits them.
+Overlap OverlapBuckets(double backward_s, const std::vector<double>& bucket_s);
+
+struct StepPrediction {
+  int nodes = 0, ranks = 0;
+  double samples_per_step = 0;
+  double compute_s = 0;  // all micro-batches, forward + backward
+  Overlap overlap;
+  double step_s = 0;
+  double samples_per_s = 0;
+  bool fits_memory = true;  // 16 bytes/param (mixed-precision Adam) within one HBM
+  std::string algorithm;    // the planner's choice for a full bucket
+  // price option ("on_demand", "spot", ...) -> dollars per step / per million samples.
+  std::map<std::string, double> usd_per_step, usd_per_million_samples;
+};
+
+// The step on `cluster` (hosts = nodes) of instance `inst` (TFLOPS, HBM, prices).
+Result<StepPrediction> PredictStep(const ClusterSpec& cluster, const Instance& inst,
+                                   const ModelSpec& model, const TrainConfig& cfg);
+
+}  // namespace weft::sim
