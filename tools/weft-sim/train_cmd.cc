@@ -134,7 +134,10 @@ int Emit(const TrainOptions& o, const ModelSpec& m, const std::vector<Run>& runs
                         {"seq_len", m.seq_len}};
     for (const Run& r : runs) j["runs"].push_back(RunJson(r));
     std::ofstream out(o.json_path);
-    if (!(out << j.dump(2) << "\n")) return 1;
+    if (!(out << j.dump(2) << "\n")) {
+      fmt::print(stderr, "weft-sim: cannot write {}\n", o.json_path);
+      return 1;
+    }
   }
   if (!o.plot_path.empty()) {
     std::vector<Series> series;
@@ -151,7 +154,10 @@ int Emit(const TrainOptions& o, const ModelSpec& m, const std::vector<Run>& runs
     }
     PlotSpec spec{fmt::format("weft-sim train {} (data parallel)", m.name), "nodes", "samples/s",
                   false};
-    if (!WriteSvgPlot(o.plot_path, spec, series)) return 1;
+    if (!WriteSvgPlot(o.plot_path, spec, series)) {
+      fmt::print(stderr, "weft-sim: cannot write {}\n", o.plot_path);
+      return 1;
+    }
   }
   return 0;
 }

@@ -197,7 +197,10 @@ int RunValidate(const ValidateOptions& o) {
              "measured(us)", "predicted(us)", "error");
   for (Point& p : *pts) {
     auto pred = At(c, p, alpha);
-    if (!pred.ok()) return 1;
+    if (!pred.ok()) {
+      fmt::print(stderr, "weft-sim validate: {}\n", pred.status().ToString());
+      return 1;
+    }
     p.algorithm = pred->algorithm;
     p.predicted_s = pred->seconds;
     const bool held = p.bytes >= *check_from;
@@ -212,8 +215,14 @@ int RunValidate(const ValidateOptions& o) {
   }
   fmt::print("# sizes >= {}: {} rows, mean |error| {:.1f}%, {} over {}%\n", o.check_from, checked,
              checked ? sum_abs / checked : 0.0, bad, o.tolerance_pct);
-  if (!o.json_path.empty() && !WriteJson(o.json_path, c, alpha, fit, *pts)) return 1;
-  if (!o.plot_path.empty() && !WritePlot(o.plot_path, c, *pts)) return 1;
+  if (!o.json_path.empty() && !WriteJson(o.json_path, c, alpha, fit, *pts)) {
+    fmt::print(stderr, "weft-sim: cannot write {}\n", o.json_path);
+    return 1;
+  }
+  if (!o.plot_path.empty() && !WritePlot(o.plot_path, c, *pts)) {
+    fmt::print(stderr, "weft-sim: cannot write {}\n", o.plot_path);
+    return 1;
+  }
   return bad == 0 ? 0 : 1;
 }
 
