@@ -1,0 +1,511 @@
+#include "backend.h"
+
+#include <cstring>
+
+#include "errors.h"
+#include "tensors.h"
+#include "types.h"
+
+namespace weft_torch {
+
+using c10d::OpType;
+using WorkPtr = c10::intrusive_ptr<c10d::Work>;
+
+namespace {
+
+std::function<void()> CopyBackFn(CopyBacks copy_backs) {
+  if (copy_backs.empty()) return nullptr;
+  return [cb = std::move(copy_backs)] { RunCopyBacks(cb); };
+}
+
+const at::Tensor& Single(const std::vector<at::Tensor>& tensors, const char* op) {
+  TORCH_CHECK(tensors.size() == 1, "weft ", op, ": expects one tensor per call (got ",
+              tensors.size(), ")");
+  CheckCpuDense(tensors[0], op);
+  return tensors[0];
+}
+
+}  // namespace
+
+void WeftBackend::Issuer::operator()(const std::function<weftResult_t(weftRequest_t*)>& call) {
+  if (!error.empty()) return;
+  weftRequest_t req = nullptr;
+  weftResult_t r = call(&req);
+  if (r == weftSuccess) {
+    requests.push_back(req);
+  } else {
+    error = DescribeFailure(name, r, comm);
+  }
+}
+
+WorkPtr WeftBackend::Launch(OpType type, const char* name, std::vector<at::Tensor> outputs,
+                            const std::function<void(Issuer&)>& issue,
+                            std::function<void()> on_success,
+                            std::vector<at::Tensor> keep_alive, bool point_to_point) {
+  auto work = c10::make_intrusive<WeftWork>(rank_, type, nullptr, std::move(outputs));
+  PendingOp op;
+  op.work = work;
+  op.name = name;
+  op.point_to_point = point_to_point;
+  op.on_success = std::move(on_success);
+  op.keep_alive = std::move(keep_alive);
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  TORCH_CHECK(comm_ != nullptr, "weft ", name, ": the process group was shut down");
+  Issuer issuer{comm_, name, {}, {}};
+  issue(issuer);
+  // Nothing in flight: fail in the caller's thread, as torch's own backends do for
+  // errors they can see at once. Otherwise the Work fails once the rest has finished.
+  if (!issuer.error.empty() && issuer.requests.empty()) ThrowBackendError(issuer.error);
+  op.requests = std::move(issuer.requests);
+  op.error = std::move(issuer.error);
+  if (!point_to_point) ++seq_;
+  completer_->Push(std::move(op));
+  return work;
+}
+
+// --- reductions ---------------------------------------------------------------------
+
+WorkPtr WeftBackend::AllReduceMany(std::vector<at::Tensor>& tensors, const c10d::ReduceOp& op,
+                                   OpType type) {
+  std::vector<at::Tensor> bufs;
+  std::vector<Reduction> reds;
+  CopyBacks copy_backs;
+  for (const at::Tensor& t : tensors) {
+    CheckCpuDense(t, "allreduce");
+    reds.push_back(ToReduction(t.scalar_type(), op));
+    bufs.push_back(ContiguousBuffer(t, true, copy_backs));
+  }
+  auto issue = [&](Issuer& is) {
+    for (size_t i = 0; i < bufs.size(); ++i) {
+      void* p = bufs[i].data_ptr();
+      size_t n = bufs[i].numel();
+      is([&](weftRequest_t* r) {
+        return weftIAllReduce(p, p, n, reds[i].dtype, reds[i].op, comm_, r);
+      });
+    }
+  };
+  // A copy for keep_alive: Launch's by-value arguments are built before `issue` runs.
+  std::vector<at::Tensor> keep = bufs;
+  return Launch(type, "allreduce", tensors, issue, CopyBackFn(std::move(copy_backs)),
+                std::move(keep));
+}
+
+WorkPtr WeftBackend::allreduce(std::vector<at::Tensor>& tensors,
+                               const c10d::AllreduceOptions& opts) {
+  Single(tensors, "allreduce");
+  return AllReduceMany(tensors, opts.reduceOp, OpType::ALLREDUCE);
+}
+
+WorkPtr WeftBackend::allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                         const c10d::AllreduceCoalescedOptions& opts) {
+  return AllReduceMany(tensors, opts.reduceOp, OpType::ALLREDUCE_COALESCED);
+}
+
+WorkPtr WeftBackend::reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
+  const at::Tensor& t = Single(tensors, "reduce");
+  Reduction red = ToReduction(t.scalar_type(), opts.reduceOp);
+  int root = static_cast<int>(opts.rootRank);
+  bool is_root = root == rank_;
+  CopyBacks copy_backs;
+  // Only the root's tensor receives the result (weft takes no receive buffer elsewhere),
+  // so the other ranks' inputs are left as they were.
+  at::Tensor buf = ContiguousBuffer(t, is_root, copy_backs);
+  auto issue = [&](Issuer& is) {
+    is([&](weftRequest_t* r) {
+      return weftIReduce(buf.data_ptr(), is_root ? buf.data_ptr() : nullptr, buf.numel(),
+                         red.dtype, red.op, root, comm_, r);
+    });
+  };
+  return Launch(OpType::REDUCE, "reduce", tensors, issue, CopyBackFn(std::move(copy_backs)),
+                {buf});
+}
+
+WorkPtr WeftBackend::ReduceScatterTensors(std::vector<at::Tensor>& outputs,
+                                          std::vector<at::Tensor>& inputs,
+                                          const c10d::ReduceOp& op, OpType type) {
+  TORCH_CHECK(outputs.size() == inputs.size(), "weft reduce_scatter: ", outputs.size(),
+              " outputs but ", inputs.size(), " inputs");
+  std::vector<at::Tensor> srcs, dsts;
+  std::vector<Reduction> reds;
+  CopyBacks copy_backs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    CheckCpuDense(inputs[i], "reduce_scatter");
+    CheckCpuDense(outputs[i], "reduce_scatter");
+    CheckSameType(inputs[i], outputs[i], "reduce_scatter");
+    TORCH_CHECK_VALUE(inputs[i].numel() == outputs[i].numel() * size_,
+                      "weft reduce_scatter_tensor: input has ", inputs[i].numel(),
+                      " elements, expected world size x output = ", outputs[i].numel() * size_);
+    reds.push_back(ToReduction(inputs[i].scalar_type(), op));
+    srcs.push_back(ContiguousBuffer(inputs[i], false, copy_backs));
+    dsts.push_back(ContiguousBuffer(outputs[i], true, copy_backs));
+  }
+  auto issue = [&](Issuer& is) {
+    for (size_t i = 0; i < srcs.size(); ++i) {
+      is([&](weftRequest_t* r) {
+        return weftIReduceScatter(srcs[i].data_ptr(), dsts[i].data_ptr(), dsts[i].numel(),
+                                  reds[i].dtype, reds[i].op, comm_, r);
+      });
+    }
+  };
+  std::vector<at::Tensor> keep = srcs;
+  keep.insert(keep.end(), dsts.begin(), dsts.end());
+  return Launch(type, "reduce_scatter", outputs, issue, CopyBackFn(std::move(copy_backs)),
+                std::move(keep));
+}
+
+WorkPtr WeftBackend::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                          const c10d::ReduceScatterOptions& opts) {
+  std::vector<at::Tensor> outs{output}, ins{input};
+  return ReduceScatterTensors(outs, ins, opts.reduceOp, OpType::_REDUCE_SCATTER_BASE);
+}
+
+WorkPtr WeftBackend::reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                     std::vector<at::Tensor>& inputs,
+                                                     const c10d::ReduceScatterOptions& opts) {
+  return ReduceScatterTensors(outputs, inputs, opts.reduceOp,
+                              OpType::REDUCE_SCATTER_TENSOR_COALESCED);
+}
+
+WorkPtr WeftBackend::reduce_scatter(std::vector<at::Tensor>& outputs,
+                                    std::vector<std::vector<at::Tensor>>& inputs,
+                                    const c10d::ReduceScatterOptions& opts) {
+  const at::Tensor& out = Single(outputs, "reduce_scatter");
+  TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_,
+              "weft reduce_scatter: expects one list of world-size input tensors");
+  // weft reduces one contiguous buffer: lay the per-rank inputs end to end.
+  at::Tensor flat = at::empty({out.numel() * size_}, out.options());
+  for (int r = 0; r < size_; ++r) {
+    const at::Tensor& in = inputs[0][r];
+    CheckCpuDense(in, "reduce_scatter");
+    CheckSameType(in, out, "reduce_scatter");
+    TORCH_CHECK_VALUE(in.numel() == out.numel(), "weft reduce_scatter: input ", r, " has ",
+                      in.numel(), " elements, the output ", out.numel());
+    flat.narrow(0, r * out.numel(), out.numel()).copy_(in.reshape({-1}));
+  }
+  std::vector<at::Tensor> ins{flat};
+  return ReduceScatterTensors(outputs, ins, opts.reduceOp, OpType::REDUCE_SCATTER);
+}
+
+// --- data movement (bytes, any dtype) -----------------------------------------------
+
+WorkPtr WeftBackend::broadcast(std::vector<at::Tensor>& tensors,
+                               const c10d::BroadcastOptions& opts) {
+  const at::Tensor& t = Single(tensors, "broadcast");
+  int root = static_cast<int>(opts.rootRank);
+  CopyBacks copy_backs;
+  at::Tensor buf = ContiguousBuffer(t, root != rank_, copy_backs);
+  auto issue = [&](Issuer& is) {
+    is([&](weftRequest_t* r) {
+      return weftIBroadcast(buf.data_ptr(), buf.data_ptr(), Bytes(buf), weftUint8, root,
+                            comm_, r);
+    });
+  };
+  return Launch(OpType::BROADCAST, "broadcast", tensors, issue,
+                CopyBackFn(std::move(copy_backs)), {buf});
+}
+
+WorkPtr WeftBackend::AllGatherTensors(std::vector<at::Tensor>& outputs,
+                                      std::vector<at::Tensor>& inputs, OpType type) {
+  TORCH_CHECK(outputs.size() == inputs.size(), "weft allgather: ", outputs.size(),
+              " outputs but ", inputs.size(), " inputs");
+  std::vector<at::Tensor> srcs, dsts;
+  CopyBacks copy_backs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    CheckCpuDense(inputs[i], "allgather");
+    CheckCpuDense(outputs[i], "allgather");
+    CheckSameType(inputs[i], outputs[i], "allgather");
+    TORCH_CHECK_VALUE(outputs[i].numel() == inputs[i].numel() * size_,
+                      "weft all_gather_into_tensor: output has ", outputs[i].numel(),
+                      " elements, expected world size x input = ", inputs[i].numel() * size_);
+    srcs.push_back(ContiguousBuffer(inputs[i], false, copy_backs));
+    dsts.push_back(ContiguousBuffer(outputs[i], true, copy_backs));
+  }
+  auto issue = [&](Issuer& is) {
+    for (size_t i = 0; i < srcs.size(); ++i) {
+      is([&](weftRequest_t* r) {
+        return weftIAllGather(srcs[i].data_ptr(), dsts[i].data_ptr(), Bytes(srcs[i]),
+                              weftUint8, comm_, r);
+      });
+    }
+  };
+  std::vector<at::Tensor> keep = srcs;
+  keep.insert(keep.end(), dsts.begin(), dsts.end());
+  return Launch(type, "allgather", outputs, issue, CopyBackFn(std::move(copy_backs)),
+                std::move(keep));
+}
+
+WorkPtr WeftBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
+                                     const c10d::AllgatherOptions& opts) {
+  std::vector<at::Tensor> outs{output}, ins{input};
+  return AllGatherTensors(outs, ins, OpType::_ALLGATHER_BASE);
+}
+
+WorkPtr WeftBackend::allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                     std::vector<at::Tensor>& inputs,
+                                                     const c10d::AllgatherOptions& opts) {
+  return AllGatherTensors(outputs, inputs, OpType::ALLGATHER_INTO_TENSOR_COALESCED);
+}
+
+WorkPtr WeftBackend::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
+                                         std::vector<at::Tensor>& inputs,
+                                         const c10d::AllgatherOptions& opts) {
+  TORCH_CHECK(outputs.size() == inputs.size(), "weft allgather_coalesced: ", outputs.size(),
+              " output lists but ", inputs.size(), " inputs");
+  // weft gathers into one buffer: gather into a flat buffer per input, then copy the
+  // pieces into the caller's output list on completion.
+  std::vector<at::Tensor> srcs, flats, result;
+  CopyBacks copy_backs, unused;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    CheckCpuDense(inputs[i], "allgather");
+    TORCH_CHECK(static_cast<int>(outputs[i].size()) == size_, "weft allgather: output list ",
+                i, " has ", outputs[i].size(), " tensors, expected the world size ", size_);
+    int64_t n = inputs[i].numel();
+    srcs.push_back(ContiguousBuffer(inputs[i], false, unused));
+    flats.push_back(at::empty({n * size_}, inputs[i].options()));
+    for (int r = 0; r < size_; ++r) {
+      const at::Tensor& o = outputs[i][r];
+      CheckCpuDense(o, "allgather");
+      CheckSameType(o, inputs[i], "allgather");
+      TORCH_CHECK_VALUE(o.numel() == n, "weft allgather: output tensors must have as many "
+                        "elements as the input (", n, "), got ", o.numel());
+      copy_backs.emplace_back(o, flats[i].narrow(0, r * n, n).view(o.sizes()));
+      result.push_back(o);
+    }
+  }
+  auto issue = [&](Issuer& is) {
+    for (size_t i = 0; i < srcs.size(); ++i) {
+      is([&](weftRequest_t* r) {
+        return weftIAllGather(srcs[i].data_ptr(), flats[i].data_ptr(), Bytes(srcs[i]),
+                              weftUint8, comm_, r);
+      });
+    }
+  };
+  std::vector<at::Tensor> keep = srcs;
+  keep.insert(keep.end(), flats.begin(), flats.end());
+  return Launch(inputs.size() == 1 ? OpType::ALLGATHER : OpType::ALLGATHER_COALESCED,
+                "allgather", result, issue, CopyBackFn(std::move(copy_backs)),
+                std::move(keep));
+}
+
+WorkPtr WeftBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                               std::vector<at::Tensor>& inputs,
+                               const c10d::AllgatherOptions& opts) {
+  Single(inputs, "allgather");
+  return allgather_coalesced(outputs, inputs, opts);
+}
+
+WorkPtr WeftBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
+                            std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) {
+  const at::Tensor& in = Single(inputs, "gather");
+  int root = static_cast<int>(opts.rootRank);
+  bool is_root = root == rank_;
+  at::Tensor flat;
+  CopyBacks copy_backs;
+  std::vector<at::Tensor> result;
+  if (is_root) {
+    TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_,
+                "weft gather: the root expects one list of world-size output tensors");
+    flat = at::empty({in.numel() * size_}, in.options());
+    for (int r = 0; r < size_; ++r) {
+      const at::Tensor& o = outputs[0][r];
+      CheckCpuDense(o, "gather");
+      CheckSameType(o, in, "gather");
+      TORCH_CHECK_VALUE(o.numel() == in.numel(), "weft gather: output ", r, " has ",
+                        o.numel(), " elements, the input ", in.numel());
+      copy_backs.emplace_back(o, flat.narrow(0, r * in.numel(), in.numel()).view(o.sizes()));
+    }
+    result = outputs[0];
+  } else {
+    TORCH_CHECK(outputs.empty() || outputs[0].empty(),
+                "weft gather: only the root passes output tensors");
+  }
+  CopyBacks unused;
+  at::Tensor src = ContiguousBuffer(in, false, unused);
+  auto issue = [&](Issuer& is) {
+    is([&](weftRequest_t* r) {
+      return weftIGather(src.data_ptr(), is_root ? flat.data_ptr() : nullptr, Bytes(src),
+                         weftUint8, root, comm_, r);
+    });
+  };
+  std::vector<at::Tensor> keep{src};
+  if (is_root) keep.push_back(flat);
+  return Launch(OpType::GATHER, "gather", result, issue, CopyBackFn(std::move(copy_backs)),
+                std::move(keep));
+}
+
+WorkPtr WeftBackend::scatter(std::vector<at::Tensor>& outputs,
+                             std::vector<std::vector<at::Tensor>>& inputs,
+                             const c10d::ScatterOptions& opts) {
+  const at::Tensor& out = Single(outputs, "scatter");
+  int root = static_cast<int>(opts.rootRank);
+  bool is_root = root == rank_;
+  at::Tensor flat;
+  if (is_root) {
+    TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_,
+                "weft scatter: the root expects one list of world-size input tensors");
+    flat = at::empty({out.numel() * size_}, out.options());
+    for (int r = 0; r < size_; ++r) {
+      const at::Tensor& in = inputs[0][r];
+      CheckCpuDense(in, "scatter");
+      CheckSameType(in, out, "scatter");
+      TORCH_CHECK_VALUE(in.numel() == out.numel(), "weft scatter: input ", r, " has ",
+                        in.numel(), " elements, the output ", out.numel());
+      flat.narrow(0, r * out.numel(), out.numel()).copy_(in.reshape({-1}));
+    }
+  } else {
+    TORCH_CHECK(inputs.empty() || inputs[0].empty(),
+                "weft scatter: only the root passes input tensors");
+  }
+  CopyBacks copy_backs;
+  at::Tensor dst = ContiguousBuffer(out, true, copy_backs);
+  auto issue = [&](Issuer& is) {
+    is([&](weftRequest_t* r) {
+      return weftIScatter(is_root ? flat.data_ptr() : nullptr, dst.data_ptr(), Bytes(dst),
+                          weftUint8, root, comm_, r);
+    });
+  };
+  std::vector<at::Tensor> keep{dst};
+  if (is_root) keep.push_back(flat);
+  return Launch(OpType::SCATTER, "scatter", outputs, issue, CopyBackFn(std::move(copy_backs)),
+                std::move(keep));
+}
+
+WorkPtr WeftBackend::Exchange(OpType type, std::vector<at::Tensor> outputs,
+                              std::vector<at::Tensor> send_bufs,
+                              std::vector<at::Tensor> recv_bufs,
+                              std::function<void()> on_success,
+                              std::vector<at::Tensor> keep_alive) {
+  TORCH_CHECK_VALUE(Bytes(send_bufs[rank_]) == Bytes(recv_bufs[rank_]),
+                    "weft alltoall: this rank sends itself ", Bytes(send_bufs[rank_]),
+                    " bytes but expects ", Bytes(recv_bufs[rank_]));
+  // This rank's own slot never touches the wire.
+  if (Bytes(send_bufs[rank_]) > 0)
+    std::memcpy(recv_bufs[rank_].data_ptr(), send_bufs[rank_].data_ptr(),
+                Bytes(send_bufs[rank_]));
+  // Every pair exchanges a message, even an empty one, so that splits the two sides
+  // disagree on are reported by weft's size check instead of waiting for a timeout.
+  auto issue = [&](Issuer& is) {
+    for (int p = 0; p < size_; ++p) {
+      if (p == rank_) continue;
+      is([&](weftRequest_t* r) {
+        return weftIRecv(recv_bufs[p].data_ptr(), Bytes(recv_bufs[p]), weftUint8, p, comm_, r);
+      });
+      is([&](weftRequest_t* r) {
+        return weftISend(send_bufs[p].data_ptr(), Bytes(send_bufs[p]), weftUint8, p, comm_, r);
+      });
+    }
+  };
+  return Launch(type, "alltoall", std::move(outputs), issue, std::move(on_success),
+                std::move(keep_alive), /*point_to_point=*/true);
+}
+
+WorkPtr WeftBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
+                                   std::vector<int64_t>& output_split_sizes,
+                                   std::vector<int64_t>& input_split_sizes,
+                                   const c10d::AllToAllOptions& opts) {
+  CheckCpuDense(input, "alltoall");
+  CheckCpuDense(output, "alltoall");
+  CheckSameType(input, output, "alltoall");
+  CopyBacks copy_backs;
+  at::Tensor src = ContiguousBuffer(input, false, copy_backs);
+  at::Tensor dst = ContiguousBuffer(output, true, copy_backs);
+  if (output_split_sizes.empty() && input_split_sizes.empty()) {
+    TORCH_CHECK_VALUE(input.numel() == output.numel() && input.numel() % size_ == 0,
+                      "weft all_to_all_single: input and output must have the same number "
+                      "of elements, divisible by the world size (got ", input.numel(), " and ",
+                      output.numel(), ")");
+    auto issue = [&](Issuer& is) {
+      is([&](weftRequest_t* r) {
+        return weftIAllToAll(src.data_ptr(), dst.data_ptr(), Bytes(src) / size_, weftUint8,
+                             comm_, r);
+      });
+    };
+    return Launch(OpType::ALLTOALL_BASE, "alltoall", {output}, issue,
+                  CopyBackFn(std::move(copy_backs)), {src, dst});
+  }
+  // Unequal splits: weft's all-to-all takes one count, so exchange pairwise with
+  // non-blocking sends and receives (which weft progresses concurrently).
+  auto slices = [&](const at::Tensor& t, std::vector<int64_t> splits, const char* what) {
+    int64_t rows = t.dim() == 0 ? 1 : t.size(0);
+    if (splits.empty()) {
+      TORCH_CHECK_VALUE(rows % size_ == 0, "weft all_to_all_single: ", what, " has ", rows,
+                        " rows, not divisible by the world size");
+      splits.assign(size_, rows / size_);
+    }
+    TORCH_CHECK_VALUE(static_cast<int>(splits.size()) == size_, "weft all_to_all_single: ",
+                      what, " split sizes have ", splits.size(), " entries, expected ", size_);
+    int64_t total = 0;
+    for (int64_t s : splits) total += s;
+    TORCH_CHECK_VALUE(total == rows, "weft all_to_all_single: ", what, " split sizes add up "
+                      "to ", total, " but the tensor has ", rows, " rows");
+    int64_t row_numel = rows == 0 ? 0 : t.numel() / rows;
+    std::vector<at::Tensor> out;
+    at::Tensor flat = t.reshape({-1});
+    int64_t offset = 0;
+    for (int64_t s : splits) {
+      out.push_back(flat.narrow(0, offset * row_numel, s * row_numel));
+      offset += s;
+    }
+    return out;
+  };
+  return Exchange(OpType::ALLTOALL_BASE, {output}, slices(src, input_split_sizes, "input"),
+                  slices(dst, output_split_sizes, "output"), CopyBackFn(std::move(copy_backs)),
+                  {src, dst});
+}
+
+WorkPtr WeftBackend::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+                              const c10d::AllToAllOptions& opts) {
+  TORCH_CHECK(static_cast<int>(inputs.size()) == size_ &&
+                  static_cast<int>(outputs.size()) == size_,
+              "weft alltoall: expects world-size lists of inputs and outputs (got ",
+              inputs.size(), " and ", outputs.size(), ")");
+  CopyBacks copy_backs;
+  std::vector<at::Tensor> srcs, dsts;
+  for (int p = 0; p < size_; ++p) {
+    CheckCpuDense(inputs[p], "alltoall");
+    CheckCpuDense(outputs[p], "alltoall");
+    CheckSameType(inputs[p], outputs[p], "alltoall");
+    srcs.push_back(ContiguousBuffer(inputs[p], false, copy_backs));
+    dsts.push_back(ContiguousBuffer(outputs[p], true, copy_backs));
+  }
+  std::vector<at::Tensor> keep = srcs;
+  keep.insert(keep.end(), dsts.begin(), dsts.end());
+  return Exchange(OpType::ALLTOALL, outputs, srcs, dsts, CopyBackFn(std::move(copy_backs)),
+                  std::move(keep));
+}
+
+// --- point to point and barrier ------------------------------------------------------
+// weft matches messages between two ranks in the order they were sent; torch's `tag` is
+// not carried (see docs/TORCH.md).
+
+WorkPtr WeftBackend::send(std::vector<at::Tensor>& tensors, int dst_rank, int tag) {
+  const at::Tensor& t = Single(tensors, "send");
+  CopyBacks unused;
+  at::Tensor buf = ContiguousBuffer(t, false, unused);
+  auto issue = [&](Issuer& is) {
+    is([&](weftRequest_t* r) {
+      return weftISend(buf.data_ptr(), Bytes(buf), weftUint8, dst_rank, comm_, r);
+    });
+  };
+  return Launch(OpType::SEND, "send", tensors, issue, nullptr, {buf}, /*point_to_point=*/true);
+}
+
+WorkPtr WeftBackend::recv(std::vector<at::Tensor>& tensors, int src_rank, int tag) {
+  const at::Tensor& t = Single(tensors, "recv");
+  CopyBacks copy_backs;
+  at::Tensor buf = ContiguousBuffer(t, true, copy_backs);
+  auto issue = [&](Issuer& is) {
+    is([&](weftRequest_t* r) {
+      return weftIRecv(buf.data_ptr(), Bytes(buf), weftUint8, src_rank, comm_, r);
+    });
+  };
+  return Launch(OpType::RECV, "recv", tensors, issue, CopyBackFn(std::move(copy_backs)),
+                {buf}, /*point_to_point=*/true);
+}
+
+WorkPtr WeftBackend::barrier(const c10d::BarrierOptions& opts) {
+  auto issue = [&](Issuer& is) { is([&](weftRequest_t* r) { return weftIBarrier(comm_, r); }); };
+  return Launch(OpType::BARRIER, "barrier", {}, issue, nullptr, {});
+}
+
+}  // namespace weft_torch

@@ -1,0 +1,125 @@
+// c10d::Backend "weft": torch.distributed collectives on a weft communicator.
+//
+// Every operation is issued with weft's non-blocking calls and returns at once; the
+// Completer finishes it. Data-moving operations move bytes (any dtype works); reducing
+// ones map dtype and op through types.h.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+#include <weft/weft.h>
+
+#include "completer.h"
+
+namespace weft_torch {
+
+class WeftBackend : public c10d::Backend {
+ public:
+  // Collective over the group: rank 0 creates a weftUniqueId and publishes it in
+  // `store` (torch's TCPStore, already prefixed per process group), the others read it,
+  // and all call weftCommInitRank. `timeout` becomes WEFT_TIMEOUT unless that is set.
+  WeftBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+              std::chrono::milliseconds timeout);
+  ~WeftBackend() override;
+
+  const std::string getBackendName() const override { return "weft"; }
+  uint64_t getSequenceNumberForGroup() override { return seq_; }
+  void shutdown() override;
+
+  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
+                                           const c10d::BroadcastOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
+                                           const c10d::AllreduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce_coalesced(
+      std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors,
+                                        const c10d::ReduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                           std::vector<at::Tensor>& inputs,
+                                           const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
+                                                 const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather_coalesced(
+      std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+      const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(
+      std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+      const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                        std::vector<at::Tensor>& inputs,
+                                        const c10d::GatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs,
+                                         std::vector<std::vector<at::Tensor>>& inputs,
+                                         const c10d::ScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                std::vector<std::vector<at::Tensor>>& inputs,
+                                                const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
+      at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(
+      std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+      const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
+                                               std::vector<int64_t>& output_split_sizes,
+                                               std::vector<int64_t>& input_split_sizes,
+                                               const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs,
+                                          std::vector<at::Tensor>& inputs,
+                                          const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst_rank,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src_rank,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+
+ private:
+  // Collects the requests of one operation; stops at the first call that fails.
+  struct Issuer {
+    weftComm_t comm;
+    const char* name;
+    std::vector<weftRequest_t> requests;
+    std::string error;
+    void operator()(const std::function<weftResult_t(weftRequest_t*)>& call);
+  };
+
+  // Issues `issue` under the issue lock (so the Completer sees weft's issue order) and
+  // hands the requests to the Completer. Throws at once if nothing could be issued.
+  c10::intrusive_ptr<c10d::Work> Launch(c10d::OpType type, const char* name,
+                                        std::vector<at::Tensor> outputs,
+                                        const std::function<void(Issuer&)>& issue,
+                                        std::function<void()> on_success,
+                                        std::vector<at::Tensor> keep_alive,
+                                        bool point_to_point = false);
+
+  c10::intrusive_ptr<c10d::Work> AllReduceMany(std::vector<at::Tensor>& tensors,
+                                               const c10d::ReduceOp& op, c10d::OpType type);
+  c10::intrusive_ptr<c10d::Work> AllGatherTensors(std::vector<at::Tensor>& outputs,
+                                                  std::vector<at::Tensor>& inputs,
+                                                  c10d::OpType type);
+  c10::intrusive_ptr<c10d::Work> ReduceScatterTensors(std::vector<at::Tensor>& outputs,
+                                                      std::vector<at::Tensor>& inputs,
+                                                      const c10d::ReduceOp& op,
+                                                      c10d::OpType type);
+  // Pairwise exchange: send_bufs[p] to p and recv_bufs[p] from p (byte buffers of this
+  // rank's own slot are copied locally). Used by alltoall with unequal splits.
+  c10::intrusive_ptr<c10d::Work> Exchange(c10d::OpType type, std::vector<at::Tensor> outputs,
+                                          std::vector<at::Tensor> send_bufs,
+                                          std::vector<at::Tensor> recv_bufs,
+                                          std::function<void()> on_success,
+                                          std::vector<at::Tensor> keep_alive);
+
+  weftComm_t comm_ = nullptr;
+  std::mutex issue_mu_;  // weft: one thread at a time per communicator
+  std::unique_ptr<Completer> completer_;
+  uint64_t seq_ = 0;  // collectives issued (getSequenceNumberForGroup)
+};
+
+c10::intrusive_ptr<c10d::Backend> CreateWeftBackend(const c10::intrusive_ptr<c10d::Store>& store,
+                                                    int rank, int size,
+                                                    const std::chrono::duration<float>& timeout);
+
+}  // namespace weft_torch

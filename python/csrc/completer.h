@@ -1,0 +1,67 @@
+// Completes weft requests in the background and then the torch Work objects they belong
+// to, so that the thread that issued an operation is never the one that drives it.
+//
+// Why a thread of our own: weftWait/weftTest free the request, so exactly one thread
+// must own completion; and a Work's Future has to complete even when nobody calls
+// wait() (DDP waits on the Future from inside autograd).
+//
+// Order: weft runs collectives in issue order, and a collective starts only after every
+// send/receive issued before it has finished. So a collective at the head of the queue
+// can be waited on with a blocking weftWait. Sends and receives progress concurrently and
+// may finish in any order; when they are at the head, every one of them up to the next
+// collective is polled with weftTest, so a user who waits on a later send is not held up
+// by an earlier receive.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <list>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <weft/weft.h>
+
+#include "work.h"
+
+namespace weft_torch {
+
+struct PendingOp {
+  c10::intrusive_ptr<WeftWork> work;
+  std::vector<weftRequest_t> requests;  // not yet complete
+  // Copies results into the caller's tensors (non-contiguous outputs, lists of outputs)
+  // once every request succeeded; runs on the completer thread.
+  std::function<void()> on_success;
+  std::vector<at::Tensor> keep_alive;  // buffers weft reads or writes until completion
+  std::string error;                   // the first failure, issuing or completing
+  bool point_to_point = false;         // completes out of order (see above)
+  const char* name = "operation";      // for error messages: "weft <name> failed: ..."
+};
+
+class Completer {
+ public:
+  explicit Completer(weftComm_t comm);
+  ~Completer();
+
+  // The caller must push in the order it issued the requests to weft.
+  void Push(PendingOp op);
+  // Waits for every pushed operation to complete, then stops the thread. Idempotent.
+  void Drain();
+
+ private:
+  void Loop();
+  void WaitOrdered(PendingOp& op);
+  // Tests the point-to-point run at the head of the queue; moves finished ones to `done`.
+  void TestPointToPoint(std::vector<PendingOp>& done);  // requires mu_
+  void Finish(PendingOp& op);
+
+  weftComm_t comm_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::list<PendingOp> queue_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace weft_torch

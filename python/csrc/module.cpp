@@ -1,0 +1,18 @@
+// The Python module weft._C: the factory torch.distributed calls for backend "weft".
+#include <pybind11/chrono.h>
+#include <torch/python.h>
+
+#include "backend.h"
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.doc() = "weft collectives as a torch.distributed backend (see weft.torch)";
+  // The GIL is released: creation is a rendezvous with the other ranks and can block.
+  m.def("create_backend", &weft_torch::CreateWeftBackend, pybind11::arg("store"),
+        pybind11::arg("rank"), pybind11::arg("size"), pybind11::arg("timeout"),
+        pybind11::call_guard<pybind11::gil_scoped_release>());
+  m.def("library_version", [] {
+    int v = 0;
+    weftGetVersion(&v);
+    return v;
+  });
+}

@@ -1,0 +1,26 @@
+#include "work.h"
+
+namespace weft_torch {
+
+WeftWork::WeftWork(int rank, c10d::OpType type, const char* title,
+                   std::vector<at::Tensor> outputs)
+    : c10d::Work(rank, type, title),
+      outputs_(std::move(outputs)),
+      future_(c10::make_intrusive<c10::ivalue::Future>(
+          c10::ListType::create(c10::TensorType::get()))) {}
+
+c10::intrusive_ptr<c10::ivalue::Future> WeftWork::getFuture() { return future_; }
+
+std::vector<at::Tensor> WeftWork::result() { return outputs_; }
+
+void WeftWork::Complete(std::exception_ptr error) {
+  // Work first, then the Future: a Future callback (DDP's) may inspect the Work.
+  finish(error);
+  if (error) {
+    future_->setError(error);
+  } else {
+    future_->markCompleted(c10::IValue(outputs_));
+  }
+}
+
+}  // namespace weft_torch
