@@ -83,14 +83,18 @@ def write_markdown(path, summary, rows, libs_present, limits, iperf):
                                          for l in libs_present) + ".\n")
     out.append(f"Medians of {summary['repeats']} runs; float32 sum; out of place; time = slowest "
                "rank's average per call. Ratio = peer time / weft time (> 1: weft faster).\n")
+    limit_line = ""
     if limits:
-        out.append(f"Limits (one core, 16 MiB): memcpy {limits['memcpy_gbps']:.2f} GB/s, "
-                   f"float32 `a += b` {limits['add_float32_gbps']:.2f} GB/s.")
+        limit_line += (f"Limits (one core, 16 MiB): memcpy {limits['memcpy_gbps']:.2f} GB/s, "
+                       f"float32 `a += b` {limits['add_float32_gbps']:.2f} GB/s.")
     if iperf:
-        out.append(f" Socket (iperf3, bidirectional, {iperf['where']}): "
-                   f"{iperf['each_way_gbit']:.1f} Gbit/s each way "
-                   f"({iperf['each_way_gbit'] / 8:.2f} GB/s).")
-    out.append("\n")
+        limit_line += (f" Socket (iperf3, bidirectional, {iperf['where']}): "
+                       f"{iperf['each_way_gbit']:.1f} Gbit/s each way "
+                       f"({iperf['each_way_gbit'] / 8:.2f} GB/s).")
+    out.append(limit_line + "\n")
+    if os.path.exists(os.path.join(os.path.dirname(path), "run.txt")):
+        with open(os.path.join(os.path.dirname(path), "run.txt")) as f:
+            out.append("Run: " + " ".join(line.strip() for line in f) + "\n")
     # Headline: smallest size (latency), 1 MiB and 16 MiB (busbw) for every collective.
     head = "| collective | " + " | ".join(
         [f"small: {LABELS[l]} µs" for l in libs_present] +

@@ -29,8 +29,11 @@ netns_up() {
     ip -n "${NS[$h]}" link set "${VETH[$h]}" up || return 1
   done
   # Wait (bounded) until the link passes traffic: a fresh veth needs a moment.
+  # A refused connection proves the path; captured, not piped (callers run with pipefail).
+  local reply
   for _ in $(seq 50); do
-    ip netns exec "${NS[0]}" bash -c "exec 3<>/dev/tcp/${ADDR[1]}/9" 2>&1 | grep -q refused && return 0
+    reply=$(ip netns exec "${NS[0]}" bash -c "exec 3<>/dev/tcp/${ADDR[1]}/9" 2>&1) || true
+    [[ $reply == *refused* ]] && return 0
     sleep 0.1
   done
   echo "compare: note: could not confirm the veth passes traffic; continuing" >&2
