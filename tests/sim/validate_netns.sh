@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# weft-sim against weft itself: N network namespaces ("hosts", one rank each) joined by
+# veth pairs to a bridge in a "switch" namespace, every link shaped with tc to a known
+# rate in both directions (a full-duplex NIC); weft-bench runs over tcp, torchrun-style
+# (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
+# WEFT_SOCKET_IFNAME); then `weft-sim validate` predicts the same sweep for a custom
+# cluster with the shaped figures, fits alpha on the small sizes and prints the error
+# table. Fails when a size >= --check-from is off by more than --tolerance.
+#
+# Usage: validate_netns.sh --bench WEFT_BENCH --sim WEFT_SIM [--hosts 2,4,8] [--gbit 1]
+#          [--delay-us 0] [--ops allreduce,allgather] [-b 1K] [-e 64M] [--light]
+#          [--out DIR] [--tolerance 10] [--check-from 1M] [--repeat 2]
+# Each sweep runs --repeat times; weft-sim keeps the fastest of each size (other jobs on
+# a shared machine only add time).
+# Needs root (CAP_SYS_ADMIN/CAP_NET_ADMIN) and the tbf qdisc; otherwise SKIP, exit 77.
+# Namespaces are always deleted (trap); addresses exist only inside the namespaces;
+# every process runs under `timeout`.
+set -u
+BENCH="" SIM="" HOSTS="2,4" GBIT=1 DELAY_US=0 OPS="allreduce,allgather" MINB=1K MAXB=64M
+OUT="" TOL=10 CHECK_FROM=1M LIGHT=0 REPEAT=2
+while [ $# -gt 0 ]; do
+  case $1 in
+    --bench) BENCH=$2; shift ;;  --sim) SIM=$2; shift ;;
+    --hosts) HOSTS=$2; shift ;;  --gbit) GBIT=$2; shift ;;
+    --delay-us) DELAY_US=$2; shift ;;  --ops) OPS=$2; shift ;;
+    -b) MINB=$2; shift ;;  -e) MAXB=$2; shift ;;  --out) OUT=$2; shift ;;
+    --tolerance) TOL=$2; shift ;;  --check-from) CHECK_FROM=$2; shift ;;
+    --repeat) REPEAT=$2; shift ;;
+    --light) LIGHT=1 ;;
+    *) echo "validate_netns.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ -x "$BENCH" ] && [ -x "$SIM" ] || { echo "usage: $0 --bench WEFT_BENCH --sim WEFT_SIM ..." >&2; exit 2; }
+# The ctest version (< 60 s): 4 hosts at 0.5 Gbit/s (half the rate leaves the 2-core
+# machine's CPUs more headroom) up to 16M, held to 15%: on a machine shared with other
+# builds the measured side runs slow by up to 13% (docs/SIMULATOR.md), and a test that
+# fails on load teaches nothing; a model error (a wrong bus factor, a lost round, a
+# missing alpha) is 50% or more. The 10% target is checked by the full run.
+if [ $LIGHT = 1 ]; then HOSTS=4; GBIT=0.5; MAXB=16M; TOL=15; fi
+
+ID=$(printf '%05d' $(( ($$ + RANDOM) % 100000 )))   # interface names: <= 15 characters
+TMP=$(mktemp -d /tmp/weft_simval.XXXXXX)
+[ -n "$OUT" ] || OUT=$TMP/out
+mkdir -p "$OUT"
+CREATED=()
+PIDS=()
+cleanup() {
+  local p ns
+  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  for ns in "${CREATED[@]}"; do ip netns del "$ns" 2>/dev/null; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+skip() { echo "SKIP: $*"; exit 77; }
+die() { echo "FAIL: $*" >&2; exit 1; }
+
+command -v ip >/dev/null || skip "iproute2 ('ip') is not installed"
+command -v tc >/dev/null || skip "tc is not installed"
+
+SW="wsw$ID"
+if ! err=$(ip netns add "$SW" 2>&1); then
+  skip "cannot create a network namespace (ip netns add: $err); run as root"
+fi
+CREATED+=("$SW")
+ip -n "$SW" link set lo up
+ip -n "$SW" link add br0 type bridge || die "cannot create the bridge"
+ip -n "$SW" link set br0 up
+
+# Shapes one end of a link: tbf at GBIT (the qdisc counts whole frames, so TCP's goodput
+# is GBIT x 1448/1514; weft-sim is told the goodput). The bucket holds 2 ms of the rate:
+# tbf refills it from a timer, and on a loaded 2-core machine a timer that fires late with
+# a small bucket loses capacity (16 KiB: 635 Mbit/s of iperf3 at 1 Gbit/s under load 9;
+# 250 KB: 952); the price is that the first 2 ms worth of a message sent after an idle
+# link goes at veth speed (mid sizes come out faster than the model). netem adds the delay
+# where the kernel has it (minimal kernels often lack CONFIG_NET_SCH_NETEM).
+NETEM=0
+BURST=$(awk -v g="$GBIT" 'BEGIN { printf "%d", g * 1e9 / 8 * 0.002 }')
+shape() {  # ns dev
+  if [ "$DELAY_US" != 0 ] && [ $NETEM = 1 ]; then
+    ip netns exec "$1" tc qdisc add dev "$2" root handle 1: netem delay "${DELAY_US}us" \
+      limit 100000 || return 1
+    ip netns exec "$1" tc qdisc add dev "$2" parent 1:1 handle 10: tbf rate "${GBIT}gbit" \
+      burst "$BURST" latency 50ms
+  else
+    ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "${GBIT}gbit" burst "$BURST" latency 50ms
+  fi
+}
+if [ "$DELAY_US" != 0 ]; then
+  if ip netns exec "$SW" tc qdisc add dev br0 root netem delay 1us 2>/dev/null; then
+    NETEM=1; ip netns exec "$SW" tc qdisc del dev br0 root
+  else
+    echo "note: no netem qdisc in this kernel; --delay-us $DELAY_US ignored (delay = the veth's own)"
+    DELAY_US=0
+  fi
+fi
+ip netns exec "$SW" tc qdisc add dev br0 root tbf rate 1gbit burst 16kb latency 50ms 2>/dev/null \
+  && ip netns exec "$SW" tc qdisc del dev br0 root || skip "no tbf qdisc in this kernel"
+
+MAXH=$(tr ',' '\n' <<<"$HOSTS" | sort -n | tail -1)
+for h in $(seq 0 $((MAXH - 1))); do
+  ns="wh$ID$h"
+  ip netns add "$ns" || die "ip netns add $ns"
+  CREATED+=("$ns")
+  ip link add "wv$ID$h" netns "$ns" type veth peer name "sp$ID$h" netns "$SW" || die "veth $h"
+  ip -n "$SW" link set "sp$ID$h" master br0 && ip -n "$SW" link set "sp$ID$h" up || die "port $h"
+  ip -n "$ns" link set lo up
+  ip -n "$ns" addr add "10.233.0.$((h + 1))/24" dev "wv$ID$h" || die "address $h"
+  ip -n "$ns" link set "wv$ID$h" up || die "link $h"
+  # A message after an idle gap must not restart from slow start (the model has no
+  # congestion window); per-namespace sysctl.
+  ip netns exec "$ns" sysctl -qw net.ipv4.tcp_slow_start_after_idle=0 2>/dev/null
+  shape "$ns" "wv$ID$h" || die "tc on wv$ID$h"      # the host's egress
+  shape "$SW" "sp$ID$h" || die "tc on sp$ID$h"      # the host's ingress
+done
+GOODPUT=$(awk -v g="$GBIT" 'BEGIN { printf "%.6g", g * 1448 / 1514 }')
+echo "# $MAXH hosts max, tbf ${GBIT} Gbit/s each way per host (TCP goodput $GOODPUT Gbit/s)," \
+     "delay ${DELAY_US} us, load: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+PORT=$((29600 + RANDOM % 300))
+run_bench() {  # nhosts op minb maxb iters warmup json
+  local n=$1 op=$2 json=$7 h rc=0
+  PORT=$((PORT + 1))
+  PIDS=()
+  for h in $(seq 0 $((n - 1))); do
+    ip netns exec "wh$ID$h" timeout -k 5 240 env RANK=$h WORLD_SIZE=$n LOCAL_RANK=0 \
+      LOCAL_WORLD_SIZE=1 MASTER_ADDR=10.233.0.1 MASTER_PORT=$PORT WEFT_TRANSPORT=tcp \
+      WEFT_SOCKET_IFNAME="=wv$ID$h" WEFT_TIMEOUT=120 \
+      "$BENCH" -o "$op" -b "$3" -e "$4" -f 2 -n "$5" -w "$6" -c 0 --json "$json" \
+      >"$TMP/bench.$h" 2>&1 &
+    PIDS+=($!)
+  done
+  for h in $(seq 0 $((n - 1))); do
+    wait "${PIDS[$h]}" || { rc=$?; echo "rank $h ($op, $n hosts) exited $rc:"; tail -5 "$TMP/bench.$h"; }
+  done
+  PIDS=()
+  return $rc
+}
+
+bytes() {  # 1K / 64M / 4096 -> bytes (powers of 1024, as weft-bench)
+  local v=${1%[KMGkmg]} u=${1: -1}
+  case $u in K|k) echo $((v << 10)) ;; M|m) echo $((v << 20)) ;; G|g) echo $((v << 30)) ;; *) echo "$1" ;; esac
+}
+SMALL_MAX=512K LARGE_MIN=1M
+[ "$(bytes "$MAXB")" -lt "$(bytes 1M)" ] && { SMALL_MAX=$MAXB; LARGE_MIN=""; }
+[ "$(bytes "$MINB")" -gt "$(bytes 512K)" ] && { SMALL_MAX=""; LARGE_MIN=$MINB; }
+
+STATUS=0
+for n in ${HOSTS//,/ }; do
+  files=()
+  for op in ${OPS//,/ }; do
+    t0=$(date +%s)
+    for rep in $(seq 1 "$REPEAT"); do
+      # Small sizes: many iterations (microseconds each); large: few (up to a second each).
+      if [ -n "$SMALL_MAX" ]; then
+        f="$OUT/bench_${op}_${n}h_small.$rep.json"
+        run_bench "$n" "$op" "$MINB" "$SMALL_MAX" 20 5 "$f" || die "weft-bench $op"
+        files+=("$f")
+      fi
+      if [ -n "$LARGE_MIN" ]; then
+        f="$OUT/bench_${op}_${n}h_large.$rep.json"
+        run_bench "$n" "$op" "$LARGE_MIN" "$MAXB" 4 1 "$f" || die "weft-bench $op"
+        files+=("$f")
+      fi
+    done
+    echo "# weft-bench $op on $n hosts: $(( $(date +%s) - t0 )) s"
+  done
+  # Drops in the shaping queues mean TCP retransmissions the model does not have.
+  drops=0
+  for h in $(seq 0 $((n - 1))); do
+    for d in $(ip netns exec "wh$ID$h" tc -s qdisc show dev "wv$ID$h" | sed -n 's/.*(dropped \([0-9]*\).*/\1/p') \
+             $(ip netns exec "$SW" tc -s qdisc show dev "sp$ID$h" | sed -n 's/.*(dropped \([0-9]*\).*/\1/p'); do
+      drops=$((drops + d))
+    done
+  done
+  echo "# packets dropped by the shapers so far: $drops; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  list=$(IFS=,; echo "${files[*]}")
+  timeout 120 "$SIM" validate --measured "$list" --instance custom --nodes "$n" \
+    --nic-gbit "$GOODPUT" --mem-gbps 10 --tolerance "$TOL" --check-from "$CHECK_FROM" \
+    --json "$OUT/validate_${n}h.json" --plot "$OUT/validate_${n}h.svg" || STATUS=1
+done
+[ $STATUS = 0 ] || die "predictions off by more than ${TOL}% for sizes >= $CHECK_FROM"
+echo "PASS"
