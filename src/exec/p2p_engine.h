@@ -60,6 +60,8 @@ class P2PEngine {
   std::list<Op> failed_;
   std::vector<transport::Link*> links_;  // links with ops posted
   Backoff backoff_;
+  static constexpr uint32_t kDeadlineCheckEvery = 64;
+  uint32_t passes_ = 0;
 };
 
 }  // namespace weft::exec

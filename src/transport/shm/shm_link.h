@@ -43,6 +43,7 @@ class ShmLink final : public Link {
 
   // How long without progress before checking whether the peer process is alive.
   static constexpr std::chrono::milliseconds kLivenessInterval{100};
+  static constexpr uint32_t kClockEveryIdlePasses = 256;
 
  private:
   bool ProgressSends();
@@ -73,6 +74,7 @@ class ShmLink final : public Link {
 
   Status failed_;
   bool idle_ = false;  // true while Progress calls move nothing; idle_since_ is valid
+  uint32_t idle_passes_ = 0;
   std::chrono::steady_clock::time_point idle_since_;
 };
 
