@@ -1,0 +1,60 @@
+"""One rank of DDP training with weft and with gloo from the same seed.
+
+Writes $WEFT_TEST_OUT/rank<r>.json: the per-step losses of both runs and whether the
+final weft parameters are bit-identical on every rank.
+"""
+import json
+import os
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import weft.torch  # noqa: F401
+
+RANK = int(os.environ["RANK"])
+STEPS = 50
+
+
+def model():
+    torch.manual_seed(0)  # the same initial weights for both runs (DDP also broadcasts)
+    return torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(),
+                               torch.nn.Linear(64, 64), torch.nn.ReLU(),
+                               torch.nn.Linear(64, 10))
+
+
+def train(group):
+    # bucket_cap_mb small so gradients travel in several buckets, as in a real model
+    net = DDP(model(), process_group=group, bucket_cap_mb=0.01)
+    opt = torch.optim.SGD(net.parameters(), lr=0.2, momentum=0.9)
+    g = torch.Generator().manual_seed(1000 + RANK)  # each rank its own data shard
+    teacher = torch.randn(32, 10, generator=torch.Generator().manual_seed(7))
+    losses = []
+    for _ in range(STEPS):
+        x = torch.randn(32, 32, generator=g)
+        y = (x @ teacher).argmax(1)  # learnable labels, so the loss curve means something
+        loss = torch.nn.functional.cross_entropy(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, torch.cat([p.detach().flatten() for p in net.parameters()])
+
+
+def main():
+    dist.init_process_group("gloo")
+    gloo = dist.group.WORLD
+    weft = dist.new_group(backend="weft")
+    gloo_losses, _ = train(gloo)
+    weft_losses, params = train(weft)
+    everyone = [torch.zeros_like(params) for _ in range(dist.get_world_size())]
+    dist.all_gather(everyone, params, group=gloo)  # the reference transport checks weft
+    identical = all(torch.equal(everyone[0], p) for p in everyone)
+    with open(os.path.join(os.environ["WEFT_TEST_OUT"], f"rank{RANK}.json"), "w") as f:
+        json.dump({"gloo": gloo_losses, "weft": weft_losses,
+                   "params_identical_across_ranks": identical}, f)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
