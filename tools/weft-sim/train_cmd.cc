@@ -61,7 +61,13 @@ Result<Run> Simulate(const TrainOptions& o, const std::string& instance, const M
   WEFT_ASSIGN_OR_RETURN(Catalog cat, LoadCatalog(o.cluster.catalog.empty() ? DefaultCatalogPath()
                                                                            : o.cluster.catalog));
   const Instance* inst = cat.Find(instance);
-  if (inst == nullptr) return InvalidArgument(fmt::format("unknown instance '{}'", instance));
+  if (inst == nullptr) {
+    // A custom cluster has no TFLOPS, HBM or prices: the step needs a catalog entry
+    // (add one with its sources to a --catalog file).
+    return InvalidArgument(fmt::format(
+        "unknown instance '{}': train and compare need a catalog instance (TFLOPS, HBM, prices)",
+        instance));
+  }
   Run run{instance, {}};
   TrainConfig cfg = o.cfg;
   cfg.bucket_bytes = o.bucket_mib * (1 << 20);
