@@ -9,7 +9,9 @@
 #
 # Usage: validate_netns.sh --bench WEFT_BENCH --sim WEFT_SIM [--hosts 2,4,8] [--gbit 1]
 #          [--delay-us 0] [--ops allreduce,allgather] [-b 1K] [-e 64M] [--light]
-#          [--out DIR] [--tolerance 10] [--check-from 1M] [--repeat 2]
+#          [--out DIR] [--tolerance 10] [--check-from 1M] [--repeat 2] [--ranks-per-host 1]
+# With --ranks-per-host R > 1 the ranks of a host share its shaped link (the model's NIC
+# sharing) and talk to each other over shm (WEFT_TRANSPORT=auto), as on a real node.
 # Each sweep runs --repeat times; weft-sim keeps the fastest of each size (other jobs on
 # a shared machine only add time).
 # Needs root (CAP_SYS_ADMIN/CAP_NET_ADMIN) and the tbf qdisc; otherwise SKIP, exit 77.
@@ -17,7 +19,7 @@
 # every process runs under `timeout`.
 set -u
 BENCH="" SIM="" HOSTS="2,4" GBIT=1 DELAY_US=0 OPS="allreduce,allgather" MINB=1K MAXB=64M
-OUT="" TOL=10 CHECK_FROM=1M LIGHT=0 REPEAT=2
+OUT="" TOL=10 CHECK_FROM=1M LIGHT=0 REPEAT=2 RPH=1
 while [ $# -gt 0 ]; do
   case $1 in
     --bench) BENCH=$2; shift ;;  --sim) SIM=$2; shift ;;
@@ -26,6 +28,7 @@ while [ $# -gt 0 ]; do
     -b) MINB=$2; shift ;;  -e) MAXB=$2; shift ;;  --out) OUT=$2; shift ;;
     --tolerance) TOL=$2; shift ;;  --check-from) CHECK_FROM=$2; shift ;;
     --repeat) REPEAT=$2; shift ;;
+    --ranks-per-host) RPH=$2; shift ;;
     --light) LIGHT=1 ;;
     *) echo "validate_netns.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -116,24 +119,28 @@ for h in $(seq 0 $((MAXH - 1))); do
   shape "$SW" "sp$ID$h" || die "tc on sp$ID$h"      # the host's ingress
 done
 GOODPUT=$(awk -v g="$GBIT" 'BEGIN { printf "%.6g", g * 1448 / 1514 }')
-echo "# $MAXH hosts max, tbf ${GBIT} Gbit/s each way per host (TCP goodput $GOODPUT Gbit/s)," \
+echo "# $MAXH hosts max x $RPH rank(s), tbf ${GBIT} Gbit/s each way per host (TCP goodput $GOODPUT Gbit/s)," \
      "delay ${DELAY_US} us, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 PORT=$((29600 + RANDOM % 300))
+TRANSPORT=tcp
+[ "$RPH" -gt 1 ] && TRANSPORT=auto
 run_bench() {  # nhosts op minb maxb iters warmup json
-  local n=$1 op=$2 json=$7 h rc=0
+  local n=$1 op=$2 json=$7 h l r rc=0
   PORT=$((PORT + 1))
   PIDS=()
   for h in $(seq 0 $((n - 1))); do
-    ip netns exec "wh$ID$h" timeout -k 5 240 env RANK=$h WORLD_SIZE=$n LOCAL_RANK=0 \
-      LOCAL_WORLD_SIZE=1 MASTER_ADDR=10.233.0.1 MASTER_PORT=$PORT WEFT_TRANSPORT=tcp \
-      WEFT_SOCKET_IFNAME="=wv$ID$h" WEFT_TIMEOUT=120 \
-      "$BENCH" -o "$op" -b "$3" -e "$4" -f 2 -n "$5" -w "$6" -c 0 --json "$json" \
-      >"$TMP/bench.$h" 2>&1 &
-    PIDS+=($!)
+    for l in $(seq 0 $((RPH - 1))); do
+      ip netns exec "wh$ID$h" timeout -k 5 240 env RANK=$((h * RPH + l)) \
+        WORLD_SIZE=$((n * RPH)) LOCAL_RANK=$l LOCAL_WORLD_SIZE=$RPH MASTER_ADDR=10.233.0.1 \
+        MASTER_PORT=$PORT WEFT_TRANSPORT=$TRANSPORT WEFT_SOCKET_IFNAME="=wv$ID$h" \
+        WEFT_TIMEOUT=120 "$BENCH" -o "$op" -b "$3" -e "$4" -f 2 -n "$5" -w "$6" -c 0 \
+        --json "$json" >"$TMP/bench.$((h * RPH + l))" 2>&1 &
+      PIDS+=($!)
+    done
   done
-  for h in $(seq 0 $((n - 1))); do
-    wait "${PIDS[$h]}" || { rc=$?; echo "rank $h ($op, $n hosts) exited $rc:"; tail -5 "$TMP/bench.$h"; }
+  for r in $(seq 0 $((n * RPH - 1))); do
+    wait "${PIDS[$r]}" || { rc=$?; echo "rank $r ($op, $n hosts) exited $rc:"; tail -5 "$TMP/bench.$r"; }
   done
   PIDS=()
   return $rc
@@ -178,6 +185,7 @@ for n in ${HOSTS//,/ }; do
   echo "# packets dropped by the shapers so far: $drops; load: $(cut -d' ' -f1-3 /proc/loadavg)"
   list=$(IFS=,; echo "${files[*]}")
   timeout 120 "$SIM" validate --measured "$list" --instance custom --nodes "$n" \
+    --accels-per-host "$RPH" \
     --nic-gbit "$GOODPUT" --mem-gbps 10 --tolerance "$TOL" --check-from "$CHECK_FROM" \
     --json "$OUT/validate_${n}h.json" --plot "$OUT/validate_${n}h.svg" || STATUS=1
 done
