@@ -7,4 +7,9 @@ bash scripts/setup.sh
 B=${WEFT_BUILD_DIR:-build}
 start=$(date +%s)
 ctest --test-dir "$B" --output-on-failure -j"$(nproc)" --timeout 900 "$@"
-echo "test.sh: suite finished in $(( $(date +%s) - start )) s"
+echo "test.sh: C++ suite finished in $(( $(date +%s) - start )) s"
+# The torch.distributed backend (installs torch from PyPI on first use).
+if [ "${WEFT_SKIP_PYTHON:-0}" != 1 ]; then
+  bash tests/python/run.sh
+fi
+echo "test.sh: whole suite finished in $(( $(date +%s) - start )) s"
