@@ -187,8 +187,7 @@ void Communicator::ProgressPointToPoint() {
   }
   auto moved = p2p_->Poll();
   if (!moved.ok()) {
-    failure_ = moved.status();
-    WEFT_WARN("{}", failure_.ToString());
+    Fail(moved.status());
     p2p_->FailAll(failure_);
     return;
   }
@@ -201,11 +200,16 @@ Status Communicator::ExecuteOrFail(const Call& call, uint64_t seq) {
                                CallName(call), failure_.ToString()));
   }
   Status st = Execute(call, seq);
-  if (IsFatal(st)) {
-    failure_ = st;
-    WEFT_WARN("{}", st.ToString());
-  }
+  if (IsFatal(st)) Fail(st);
   return st;
+}
+
+void Communicator::Fail(const Status& cause) {
+  failure_ = cause;
+  WEFT_WARN("{}", cause.ToString());
+  // The links may hold half a message; close them so that peers waiting on this rank
+  // fail now rather than at their deadline, and the error spreads to every rank.
+  mesh_->ShutdownAll();
 }
 
 Result<const sched::Schedule*> Communicator::GetSchedule(const sched::CollectiveSpec& spec,

@@ -73,6 +73,7 @@ class Communicator {
 
   uint64_t NextSeq(const Call& call);       // requires mu_
   Status ExecuteOrFail(const Call& call, uint64_t seq);  // requires exec_mu_
+  void Fail(const Status& cause);                        // requires exec_mu_
   Status Execute(const Call& call, uint64_t seq);        // requires exec_mu_
   Result<const sched::Schedule*> GetSchedule(const sched::CollectiveSpec& spec, size_t esize);
   void WorkerLoop();

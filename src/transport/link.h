@@ -51,6 +51,12 @@ class Link {
   // Transport name for logs and errors: "tcp", "shm".
   virtual const char* Name() const = 0;
 
+  // Tells the peer this side is gone (its pending and future receives from us fail with
+  // "peer closed" at once instead of waiting for their deadline). Used when the
+  // communicator fails, so one rank's error reaches every rank quickly. Never blocks;
+  // the link must not be used afterwards.
+  virtual void Shutdown() = 0;
+
  protected:
   Link(int self, int peer) : self_(self), peer_(peer) {}
   int self_;

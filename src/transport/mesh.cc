@@ -141,4 +141,9 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
   return mesh;  // the listener closes here: every connection is made
 }
 
+void Mesh::ShutdownAll() {
+  for (auto& link : links_)
+    if (link) link->Shutdown();
+}
+
 }  // namespace weft::transport

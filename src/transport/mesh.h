@@ -43,6 +43,8 @@ class Mesh {
   int size() const { return static_cast<int>(links_.size()); }
   // The link to `peer` (nullptr for peer == rank()).
   Link* link(int peer) const { return links_[peer].get(); }
+  // Shuts every link down (Link::Shutdown): peers waiting on this rank fail at once.
+  void ShutdownAll();
   // The host identity of every rank (equal strings: same host), from the exchange.
   const std::vector<std::string>& host_ids() const { return host_ids_; }
 

@@ -86,6 +86,8 @@ class Segment {
   Segment& operator=(const Segment&) = delete;
 
   int side() const { return side_; }  // 0: creator (lower rank), 1: opener
+  // Tells the peer this side will send and read nothing more ("peer closed").
+  void MarkClosed() { header_->side[side_].closed.store(1, std::memory_order_release); }
   SegmentHeader* header() const { return header_; }
   // The ring this side writes into / reads from.
   Ring SendRing() const { return MakeRing(side_); }

@@ -138,4 +138,9 @@ Result<bool> TcpLink::ProgressRecvs() {
   return moved;
 }
 
+void TcpLink::Shutdown() {
+  // The peer reads end-of-stream; our later reads fail fast too.
+  if (fd_.valid()) ::shutdown(fd_.get(), SHUT_RDWR);
+}
+
 }  // namespace weft::transport::tcp

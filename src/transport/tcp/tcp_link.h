@@ -32,6 +32,7 @@ class TcpLink final : public Link {
   Result<bool> Progress() override;
   bool Busy() const override { return !sends_.empty() || !recvs_.empty(); }
   int PollFd() const override { return fd_.get(); }
+  void Shutdown() override;
   bool WantsWrite() const override { return !sends_.empty(); }
   const char* Name() const override { return "tcp"; }
 

@@ -206,6 +206,29 @@ TEST_P(TransportTest, MismatchedCallsAreReportedNotCorrupted) {
   });
 }
 
+TEST_P(TransportTest, OneRanksErrorReachesEveryRankPromptly) {
+  // Rank 0 passes a different count. The rank that detects the mismatch fails its
+  // communicator, which shuts its links, so the others fail at once rather than at
+  // WEFT_TIMEOUT. No rank destroys its communicator until all have returned, so only
+  // the shutdown can tell them.
+  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
+  ScopedEnv timeout("WEFT_TIMEOUT", "30");
+  std::atomic<int> returned{0};
+  RunRanks(3, [&](int rank, weftComm_t comm) {
+    std::vector<float> buf(rank == 0 ? 64 : 128, 1.0f);
+    auto start = std::chrono::steady_clock::now();
+    weftResult_t res =
+        weftAllReduce(buf.data(), buf.data(), buf.size(), weftFloat32, weftSum, comm);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_NE(res, weftSuccess) << "rank " << rank;
+    EXPECT_LT(secs, 10.0) << "rank " << rank << ": " << weftGetLastError(comm);
+    ++returned;
+    auto wait_until = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+    while (returned.load() < 3 && std::chrono::steady_clock::now() < wait_until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, TransportTest, ::testing::Values("tcp", "shm"));
 
 TEST(ApiTest, RendezvousThatNeverCompletesTimesOut) {
