@@ -5,6 +5,8 @@
 // bit. The phases only append rounds to a Builder.
 #pragma once
 
+#include <algorithm>
+
 #include <cstddef>
 
 #include "sched/algorithms/builder.h"
@@ -12,6 +14,11 @@
 namespace weft::sched::algo {
 
 inline int VirtualRank(int rank, int root, int size) { return RingPeer(rank, size, -root); }
+// How many vranks the subtree rooted at vrank `vr` holds: [vr, vr + lowbit(vr)) clipped
+// to the world; the root's subtree is the whole world.
+inline int SubtreeSize(int vr, int size) {
+  return vr == 0 ? size : std::min(LowBit(vr), size - vr);
+}
 inline int RealRank(int vrank, int root, int size) { return RingPeer(vrank, size, root); }
 
 // Reduces `input` (count elements, every rank) into `acc` at `root`, leaves first: at

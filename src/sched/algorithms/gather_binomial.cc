@@ -23,7 +23,7 @@ Schedule BuildGatherBinomial(const CollectiveSpec& spec) {
   const size_t c = spec.count;
   const int root = spec.root;
   const int vr = VirtualRank(spec.rank, root, n);
-  const int subtree = vr == 0 ? n : std::min(LowBit(vr), n - vr);
+  const int subtree = SubtreeSize(vr, n);
   auto blocks = [&](Buf buf, int first, int num) {
     return Slice{buf, static_cast<size_t>(first) * c, static_cast<size_t>(num) * c};
   };
