@@ -172,6 +172,59 @@ WEFT_API weftResult_t weftWait(weftRequest_t request);
  * otherwise *done = 0 and weftSuccess. */
 WEFT_API weftResult_t weftTest(weftRequest_t request, int* done);
 
+/* --- CUDA streams (docs/GPU.md) ----------------------------------------------------
+ * NCCL semantics: buffers may be CUDA device memory; the call returns once the operation
+ * is ordered on `stream` (work queued on the stream afterwards waits for it) and runs in
+ * the background. A NULL stream is the legacy default stream. With host buffers and a
+ * NULL stream these behave as the blocking calls. All ranks use device buffers or all
+ * host buffers in one call. Errors found after a call returned fail the communicator:
+ * weftCommGetAsyncError reports them and later calls return weftAborted.
+ * The blocking and weftI* calls above also accept device buffers (ordered on the
+ * default stream; the blocking ones return when the result is in the buffer).
+ * Built without CUDA, or on a machine without a usable GPU, a non-NULL stream gives
+ * weftInvalidArgument with the reason. */
+typedef struct CUstream_st* weftStream_t; /* the same type as cudaStream_t */
+
+WEFT_API weftResult_t weftAllReduceStream(const void* sendbuff, void* recvbuff, size_t count,
+                                          weftDataType_t datatype, weftRedOp_t op,
+                                          weftComm_t comm, weftStream_t stream);
+WEFT_API weftResult_t weftReduceStream(const void* sendbuff, void* recvbuff, size_t count,
+                                       weftDataType_t datatype, weftRedOp_t op, int root,
+                                       weftComm_t comm, weftStream_t stream);
+WEFT_API weftResult_t weftBroadcastStream(const void* sendbuff, void* recvbuff, size_t count,
+                                          weftDataType_t datatype, int root, weftComm_t comm,
+                                          weftStream_t stream);
+WEFT_API weftResult_t weftAllGatherStream(const void* sendbuff, void* recvbuff,
+                                          size_t sendcount, weftDataType_t datatype,
+                                          weftComm_t comm, weftStream_t stream);
+WEFT_API weftResult_t weftReduceScatterStream(const void* sendbuff, void* recvbuff,
+                                              size_t recvcount, weftDataType_t datatype,
+                                              weftRedOp_t op, weftComm_t comm,
+                                              weftStream_t stream);
+WEFT_API weftResult_t weftAllToAllStream(const void* sendbuff, void* recvbuff, size_t count,
+                                         weftDataType_t datatype, weftComm_t comm,
+                                         weftStream_t stream);
+WEFT_API weftResult_t weftGatherStream(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                       weftDataType_t datatype, int root, weftComm_t comm,
+                                       weftStream_t stream);
+WEFT_API weftResult_t weftScatterStream(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                        weftDataType_t datatype, int root, weftComm_t comm,
+                                        weftStream_t stream);
+WEFT_API weftResult_t weftBarrierStream(weftComm_t comm, weftStream_t stream);
+WEFT_API weftResult_t weftSendStream(const void* sendbuff, size_t count,
+                                     weftDataType_t datatype, int peer, weftComm_t comm,
+                                     weftStream_t stream);
+WEFT_API weftResult_t weftRecvStream(void* recvbuff, size_t count, weftDataType_t datatype,
+                                     int peer, weftComm_t comm, weftStream_t stream);
+
+/* weftSuccess while the communicator is healthy; otherwise the error that failed it
+ * (its message via weftGetLastError). Never blocks. */
+WEFT_API weftResult_t weftCommGetAsyncError(weftComm_t comm, weftResult_t* asyncError);
+/* 1 when this build and machine can use CUDA device buffers, else 0 (reason below). */
+WEFT_API int weftCudaAvailable(void);
+/* Why weftCudaAvailable() is 0 ("" when it is 1). */
+WEFT_API const char* weftCudaUnavailableReason(void);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

@@ -6,6 +6,7 @@
 
 #include "comm/communicator.h"
 #include "comm/init.h"
+#include "gpu/runtime.h"
 #include "weft/weft.h"
 
 struct weftComm {
@@ -73,6 +74,11 @@ weftResult_t NonBlocking(weftComm_t comm, const Call& call, weftRequest_t* reque
   if (!r.ok()) return Report(comm, r.status());
   *request = new weftRequest{std::move(r).value(), comm, weft::comm::CallName(call)};
   return weftSuccess;
+}
+
+weftResult_t OnStream(weftComm_t comm, const Call& call, weftStream_t stream) {
+  if (comm == nullptr) return NoComm();
+  return Report(comm, comm->impl->RunOnStream(call, stream));
 }
 
 Call Collective(Collective coll, const void* send, void* recv, size_t count, weftDataType_t dt,
@@ -267,6 +273,67 @@ weftResult_t weftISend(const void* s, size_t n, weftDataType_t dt, int peer, wef
 weftResult_t weftIRecv(void* r, size_t n, weftDataType_t dt, int peer, weftComm_t comm,
                        weftRequest_t* req) {
   return NonBlocking(comm, PointToPoint(CallKind::kRecv, nullptr, r, n, dt, peer), req);
+}
+
+weftResult_t weftAllReduceStream(const void* s, void* r, size_t n, weftDataType_t dt,
+                                 weftRedOp_t op, weftComm_t comm, weftStream_t st) {
+  return OnStream(comm, Collective(Collective::kAllReduce, s, r, n, dt, op, 0), st);
+}
+weftResult_t weftReduceStream(const void* s, void* r, size_t n, weftDataType_t dt,
+                              weftRedOp_t op, int root, weftComm_t comm, weftStream_t st) {
+  return OnStream(comm, Collective(Collective::kReduce, s, r, n, dt, op, root), st);
+}
+weftResult_t weftBroadcastStream(const void* s, void* r, size_t n, weftDataType_t dt, int root,
+                                 weftComm_t comm, weftStream_t st) {
+  return OnStream(comm, Collective(Collective::kBroadcast, s, r, n, dt, weftSum, root), st);
+}
+weftResult_t weftAllGatherStream(const void* s, void* r, size_t n, weftDataType_t dt,
+                                 weftComm_t comm, weftStream_t st) {
+  return OnStream(comm, Collective(Collective::kAllGather, s, r, n, dt, weftSum, 0), st);
+}
+weftResult_t weftReduceScatterStream(const void* s, void* r, size_t n, weftDataType_t dt,
+                                     weftRedOp_t op, weftComm_t comm, weftStream_t st) {
+  return OnStream(comm, Collective(Collective::kReduceScatter, s, r, n, dt, op, 0), st);
+}
+weftResult_t weftAllToAllStream(const void* s, void* r, size_t n, weftDataType_t dt,
+                                weftComm_t comm, weftStream_t st) {
+  return OnStream(comm, Collective(Collective::kAllToAll, s, r, n, dt, weftSum, 0), st);
+}
+weftResult_t weftGatherStream(const void* s, void* r, size_t n, weftDataType_t dt, int root,
+                              weftComm_t comm, weftStream_t st) {
+  return OnStream(comm, Collective(Collective::kGather, s, r, n, dt, weftSum, root), st);
+}
+weftResult_t weftScatterStream(const void* s, void* r, size_t n, weftDataType_t dt, int root,
+                               weftComm_t comm, weftStream_t st) {
+  return OnStream(comm, Collective(Collective::kScatter, s, r, n, dt, weftSum, root), st);
+}
+weftResult_t weftBarrierStream(weftComm_t comm, weftStream_t st) {
+  return OnStream(
+      comm, Collective(Collective::kBarrier, nullptr, nullptr, 0, weftUint8, weftSum, 0), st);
+}
+weftResult_t weftSendStream(const void* s, size_t n, weftDataType_t dt, int peer,
+                            weftComm_t comm, weftStream_t st) {
+  return OnStream(comm, PointToPoint(CallKind::kSend, s, nullptr, n, dt, peer), st);
+}
+weftResult_t weftRecvStream(void* r, size_t n, weftDataType_t dt, int peer, weftComm_t comm,
+                            weftStream_t st) {
+  return OnStream(comm, PointToPoint(CallKind::kRecv, nullptr, r, n, dt, peer), st);
+}
+
+weftResult_t weftCommGetAsyncError(weftComm_t comm, weftResult_t* asyncError) {
+  if (comm == nullptr) return NoComm();
+  if (asyncError == nullptr) return Report(comm, weft::InvalidArgument("asyncError is NULL"));
+  Status st = comm->impl->AsyncError();
+  *asyncError = ToResult(st);
+  if (!st.ok()) comm->impl->SetLastError(st);
+  return weftSuccess;
+}
+
+int weftCudaAvailable(void) { return weft::gpu::Available() ? 1 : 0; }
+
+const char* weftCudaUnavailableReason(void) {
+  static const std::string reason = weft::gpu::UnavailableReason();
+  return reason.c_str();
 }
 
 weftResult_t weftWait(weftRequest_t request) {

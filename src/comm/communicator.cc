@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "exec/executor.h"
 #include "exec/reduce.h"
+#include "gpu/runtime.h"
 #include "transport/wire.h"
 
 namespace weft::comm {
@@ -95,6 +96,12 @@ uint64_t Communicator::NextSeq(const Call& call) {
 
 Status Communicator::Run(const Call& call) {
   WEFT_RETURN_IF_ERROR(ValidateCall(call, rank_, size_));
+  if (HasDeviceBuffer(call)) {
+    // Device buffers without a stream: ordered on the default stream, and (this being
+    // the blocking API) waited for.
+    WEFT_ASSIGN_OR_RETURN(std::shared_ptr<Request> request, EnqueueOnStream(call, nullptr));
+    return request->Wait(Deadline::AfterSeconds(timeout_s_ * 2 + 60));
+  }
   std::unique_lock<std::mutex> lock(mu_);
   uint64_t seq = NextSeq(call);
   if (queue_.empty() && !worker_busy_) {
@@ -105,7 +112,7 @@ Status Communicator::Run(const Call& call) {
     return ExecuteOrFail(call, seq);
   }
   auto request = std::make_shared<Request>();
-  queue_.push_back({call, seq, request});
+  queue_.push_back({call, seq, request, false, {}});
   // The call itself is bounded by WEFT_TIMEOUT once it starts, and so is each call queued
   // ahead of it, so this bound is generous but finite.
   Deadline deadline = Deadline::AfterSeconds(timeout_s_ * (1.0 + queue_.size()) + 60);
@@ -117,12 +124,169 @@ Status Communicator::Run(const Call& call) {
 
 Result<std::shared_ptr<Request>> Communicator::Submit(const Call& call) {
   WEFT_RETURN_IF_ERROR(ValidateCall(call, rank_, size_));
+  if (HasDeviceBuffer(call)) {
+    WEFT_ASSIGN_OR_RETURN(std::shared_ptr<Request> request, EnqueueOnStream(call, nullptr));
+    if (device_->gate().synchronous())  // see RunOnStream
+      (void)request->Wait(Deadline::AfterSeconds(timeout_s_ * 2 + 60));
+    return request;
+  }
   auto request = std::make_shared<Request>();
   std::lock_guard<std::mutex> lock(mu_);
   if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
-  queue_.push_back({call, NextSeq(call), request});
+  queue_.push_back({call, NextSeq(call), request, false, {}});
   cv_.notify_all();
   return request;
+}
+
+Status Communicator::RunOnStream(const Call& call, void* stream) {
+  WEFT_RETURN_IF_ERROR(ValidateCall(call, rank_, size_));
+  if (stream == nullptr && !HasDeviceBuffer(call)) return Run(call);
+  Status failed = AsyncError();
+  if (!failed.ok())
+    return Aborted(fmt::format("rank {}: {} refused: the communicator failed earlier: {}",
+                               rank_, CallName(call), failed.ToString()));
+  WEFT_ASSIGN_OR_RETURN(std::shared_ptr<Request> request, EnqueueOnStream(call, stream));
+  // Without stream memory operations nothing holds the stream back: the call itself
+  // waits, so that work the caller queues after it cannot overtake it.
+  if (device_->gate().synchronous())
+    return request->Wait(Deadline::AfterSeconds(timeout_s_ * 2 + 60));
+  return Status::Ok();
+}
+
+Status Communicator::AsyncError() {
+  std::lock_guard<std::mutex> lock(error_mu_);
+  return async_error_;
+}
+
+bool Communicator::HasDeviceBuffer(const Call& call) const {
+  if (!gpu::Available()) return false;  // decided once per process; then free
+  return gpu::Classify(call.send).device || gpu::Classify(call.recv).device;
+}
+
+Result<std::shared_ptr<Request>> Communicator::EnqueueOnStream(const Call& call, void* stream) {
+  const char* name = CallName(call);
+  if (!gpu::Available())
+    return InvalidArgument(fmt::format("rank {}: {}: a CUDA stream was given, but {}", rank_,
+                                       name, gpu::UnavailableReason()));
+  int device = -1;
+  for (const void* p : {call.send, static_cast<const void*>(call.recv)}) {
+    gpu::PointerInfo info = gpu::Classify(p);
+    if (!info.device) continue;
+    if (device >= 0 && info.device_id != device)
+      return InvalidArgument(fmt::format(
+          "rank {}: {}: the buffers are on two devices ({} and {})", rank_, name, device,
+          info.device_id));
+    device = info.device_id;
+  }
+  if (device < 0) device = gpu::CurrentDevice();
+  std::unique_lock<std::mutex> lock(mu_);
+  WEFT_RETURN_IF_ERROR(EnsureDevicePath(device));
+  if (device != device_->device())
+    return InvalidArgument(fmt::format(
+        "rank {}: {}: buffers on CUDA device {}, but this communicator uses device {} "
+        "(one device per rank, as in NCCL)",
+        rank_, name, device, device_->device()));
+  auto ticket = device_->gate().Begin(stream);
+  if (!ticket.ok())
+    return ticket.status().WithContext(fmt::format("rank {}: {}: ordering on the stream",
+                                                   rank_, name));
+  auto request = std::make_shared<Request>();
+  queue_.push_back({call, NextSeq(call), request, true, ticket.value()});
+  if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
+  cv_.notify_all();
+  return request;
+}
+
+Status Communicator::EnsureDevicePath(int device) {
+  if (device_) return Status::Ok();
+  DevicePath::Host host;
+  host.rank = rank_;
+  host.size = size_;
+  host.timeout_s = timeout_s_;
+  const auto& ids = mesh_->host_ids();
+  host.single_host = std::all_of(ids.begin(), ids.end(), [&](auto& id) { return id == ids[0]; });
+  // These run on the worker, under exec_mu_, inside ExecuteDeviceTask.
+  host.allgather = [this](const void* mine, size_t bytes, void* all, uint64_t seq) {
+    Call c;
+    c.coll = Collective::kAllGather;
+    c.send = mine;
+    c.recv = all;
+    c.count = bytes;
+    c.dtype = DataType::kUint8;
+    return Execute(c, seq, transport::kDeviceSync);
+  };
+  host.barrier = [this](uint64_t seq) {
+    Call c;
+    c.coll = Collective::kBarrier;
+    return Execute(c, seq, transport::kDeviceSync);
+  };
+  host.execute = [this](const Call& c, uint64_t seq) { return Execute(c, seq); };
+  WEFT_ASSIGN_OR_RETURN(device_, DevicePath::Create(device, std::move(host)));
+  return Status::Ok();
+}
+
+Status Communicator::ExecuteDeviceTask(Task& task) {
+  Status st;
+  if (!failure_.ok()) {
+    st = Aborted(fmt::format("rank {}: {} refused: the communicator failed earlier: {}", rank_,
+                             CallName(task.call), failure_.ToString()));
+  } else {
+    Deadline deadline = Deadline::AfterSeconds(timeout_s_);
+    st = gpu::SetDevice(device_->device());
+    if (st.ok()) st = device_->gate().WaitReady(task.ticket, deadline);
+    if (st.ok()) st = device_->RunCollective(task.call, task.seq, deadline);
+    if (!st.ok()) {
+      st = st.WithContext(fmt::format("rank {}: {} seq {} on device buffers", rank_,
+                                      CallName(task.call), task.seq));
+      if (IsFatal(st)) Fail(st);
+    }
+  }
+  // Always, so the caller's stream never waits forever (on error its output is undefined
+  // and the communicator reports the error).
+  device_->gate().Release(task.ticket);
+  return st;
+}
+
+void Communicator::StartDevicePointToPoint(Task task) {
+  const Call& c = task.call;
+  auto request = task.request;
+  DevicePath* dev = device_.get();
+  auto ticket = task.ticket;
+  auto finish = [dev, request, ticket](Status st) {
+    dev->gate().Release(ticket);
+    request->Complete(std::move(st));
+  };
+  if (!failure_.ok()) {
+    finish(Aborted(fmt::format("rank {}: {} refused: the communicator failed earlier: {}",
+                               rank_, CallName(c), failure_.ToString())));
+    return;
+  }
+  Deadline deadline = Deadline::AfterSeconds(timeout_s_);
+  const size_t bytes = c.count * DataTypeSize(c.dtype);
+  // Staged through host memory owned by the operation until it completes.
+  auto staging = std::make_shared<std::vector<char>>(bytes);
+  Status st = gpu::SetDevice(dev->device());
+  if (st.ok()) st = dev->gate().WaitReady(ticket, deadline);
+  if (st.ok() && c.kind == CallKind::kSend)
+    st = dev->CopyToHost(staging->data(), c.send, bytes, deadline);
+  if (!st.ok()) {
+    st = st.WithContext(fmt::format("rank {}: {} to/from rank {} on device buffers", rank_,
+                                    CallName(c), c.peer));
+    Fail(st);
+    finish(st);
+    return;
+  }
+  if (c.kind == CallKind::kSend) {
+    p2p_->PostSend(c.peer, task.seq, c.dtype, staging->data(), bytes, deadline,
+                   [finish, staging](Status s) { finish(std::move(s)); });
+  } else {
+    void* dst = c.recv;
+    p2p_->PostRecv(c.peer, task.seq, c.dtype, staging->data(), bytes, deadline,
+                   [finish, staging, dev, dst, bytes, deadline](Status s) {
+                     if (s.ok()) s = dev->CopyFromHost(dst, staging->data(), bytes, deadline);
+                     finish(std::move(s));
+                   });
+  }
 }
 
 void Communicator::WorkerLoop() {
@@ -152,8 +316,12 @@ void Communicator::WorkerLoop() {
     lock.unlock();
     {
       std::lock_guard<std::mutex> exec_lock(exec_mu_);
-      if (next_is_p2p) {
+      if (next_is_p2p && task.device) {
+        StartDevicePointToPoint(std::move(task));
+      } else if (next_is_p2p) {
         StartPointToPoint(std::move(task));
+      } else if (task.device) {
+        task.request->Complete(ExecuteDeviceTask(task));
       } else {
         task.request->Complete(ExecuteOrFail(task.call, task.seq));
       }
@@ -206,6 +374,10 @@ Status Communicator::ExecuteOrFail(const Call& call, uint64_t seq) {
 
 void Communicator::Fail(const Status& cause) {
   failure_ = cause;
+  {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    if (async_error_.ok()) async_error_ = cause;
+  }
   WEFT_WARN("{}", cause.ToString());
   // The links may hold half a message; close them so that peers waiting on this rank
   // fail now rather than at their deadline, and the error spreads to every rank.
@@ -228,7 +400,7 @@ Result<const sched::Schedule*> Communicator::GetSchedule(const sched::Collective
   return result;
 }
 
-Status Communicator::Execute(const Call& call, uint64_t seq) {
+Status Communicator::Execute(const Call& call, uint64_t seq, uint16_t kind) {
   const size_t esize = DataTypeSize(call.dtype);
   exec::ExecContext ctx;
   ctx.dtype = call.dtype;
@@ -253,7 +425,7 @@ Status Communicator::Execute(const Call& call, uint64_t seq) {
     return executor_->Run(p2p, ctx, {call.send, call.recv, nullptr});
   }
 
-  ctx.kind = static_cast<uint16_t>(call.coll);
+  ctx.kind = kind != 0 ? kind : static_cast<uint16_t>(call.coll);
   sched::CollectiveSpec spec{call.coll, rank_, size_, call.root, call.count};
   if (call.coll == Collective::kBarrier) spec.count = 0;
   WEFT_ASSIGN_OR_RETURN(const sched::Schedule* schedule, GetSchedule(spec, esize));

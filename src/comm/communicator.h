@@ -25,6 +25,7 @@
 
 #include "comm/aligned_buffer.h"
 #include "comm/call.h"
+#include "comm/device_path.h"
 #include "comm/request.h"
 #include "core/status.h"
 #include "exec/executor.h"
@@ -55,6 +56,12 @@ class Communicator {
 
   Status Run(const Call& call);
   Result<std::shared_ptr<Request>> Submit(const Call& call);
+  // NCCL semantics on a CUDA stream (docs/GPU.md): returns once the call is enqueued;
+  // work queued on `stream` afterwards waits for it. Buffers may be device memory.
+  // Host buffers with a null stream simply run as Run does.
+  Status RunOnStream(const Call& call, void* stream);
+  // The first fatal error (ok while the communicator is healthy).
+  Status AsyncError();
   // Collective over this communicator; nullptr (and ok) for color < 0.
   Result<std::unique_ptr<Communicator>> Split(int color, int key);
 
@@ -69,12 +76,21 @@ class Communicator {
     Call call;
     uint64_t seq;
     std::shared_ptr<Request> request;
+    bool device = false;  // ordered on a CUDA stream through device_->gate()
+    gpu::StreamGate::Ticket ticket;
   };
 
   uint64_t NextSeq(const Call& call);       // requires mu_
   Status ExecuteOrFail(const Call& call, uint64_t seq);  // requires exec_mu_
   void Fail(const Status& cause);                        // requires exec_mu_
-  Status Execute(const Call& call, uint64_t seq);        // requires exec_mu_
+  // kind: the wire kind of the messages (0: the call's own).
+  Status Execute(const Call& call, uint64_t seq, uint16_t kind = 0);  // requires exec_mu_
+  bool HasDeviceBuffer(const Call& call) const;
+  // Queues a call for the worker behind a gate on `stream` (device buffers or a stream).
+  Result<std::shared_ptr<Request>> EnqueueOnStream(const Call& call, void* stream);
+  Status EnsureDevicePath(int device);     // requires mu_
+  Status ExecuteDeviceTask(Task& task);    // requires exec_mu_
+  void StartDevicePointToPoint(Task task);  // requires exec_mu_
   Result<const sched::Schedule*> GetSchedule(const sched::CollectiveSpec& spec, size_t esize);
   void WorkerLoop();
   void StartPointToPoint(Task task);  // requires exec_mu_
@@ -105,9 +121,13 @@ class Communicator {
   std::unique_ptr<exec::P2PEngine> p2p_;  // non-blocking sends/receives in flight
   AlignedBuffer scratch_, temp_in_, temp_out_;
   std::map<std::tuple<int, int, size_t, const void*>, std::unique_ptr<sched::Schedule>> schedules_;
+  // Created (under mu_) at the first call on device buffers or a stream; used by the
+  // worker under exec_mu_.
+  std::unique_ptr<DevicePath> device_;
 
   std::mutex error_mu_;
   std::string last_error_;
+  Status async_error_;  // a copy of failure_ readable without exec_mu_
 };
 
 }  // namespace weft::comm

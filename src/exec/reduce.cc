@@ -215,10 +215,16 @@ void DivideKernel(void* buf, size_t count, int divisor) {
   using C = typename E::Compute;
   S* p = static_cast<S*>(buf);
   if constexpr (std::is_same_v<S, C>) {
-    // For unsigned types the divisor must be unsigned too (a positive int converts
-    // exactly); for signed types it stays signed so truncation is toward zero.
-    const C div = static_cast<C>(divisor);
-    for (size_t i = 0; i < count; ++i) p[i] = static_cast<C>(p[i] / div);
+    // Integers in 64 bits, so that a divisor wider than the element (int8 over 200
+    // ranks) is exact; signed stays signed so truncation is toward zero.
+    if constexpr (std::is_integral_v<C>) {
+      using W = std::conditional_t<std::is_signed_v<C>, int64_t, uint64_t>;
+      const W div = static_cast<W>(divisor);
+      for (size_t i = 0; i < count; ++i) p[i] = static_cast<C>(static_cast<W>(p[i]) / div);
+    } else {
+      const C div = static_cast<C>(divisor);
+      for (size_t i = 0; i < count; ++i) p[i] = p[i] / div;
+    }
   } else {
     const C div = static_cast<C>(divisor);
     C a[kBlock];

@@ -21,6 +21,7 @@ constexpr int kNumKinds = sizeof(kCollectiveNames) / sizeof(kCollectiveNames[0])
 std::string KindName(uint16_t kind) {
   if (kind < kNumKinds) return kCollectiveNames[kind];
   if (kind == kPointToPoint) return "p2p";
+  if (kind == kDeviceSync) return "device-buffer sync";
   return fmt::format("kind {:#x}", kind);
 }
 

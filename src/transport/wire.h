@@ -15,6 +15,9 @@ inline constexpr uint16_t kWireVersion = 1;
 
 // What kind of call a message belongs to: a sched::Collective value, or kPointToPoint.
 inline constexpr uint16_t kPointToPoint = 0x100;
+// The host-side rounds of a collective on device buffers (docs/GPU.md): handle
+// exchange and the barriers between its device phases.
+inline constexpr uint16_t kDeviceSync = 0x101;
 
 #pragma pack(push, 1)
 struct WireHeader {

@@ -273,3 +273,30 @@ TEST(ApiTest, WrongWorldSizeIsNamed) {
 
 }  // namespace
 }  // namespace weft::testing
+
+// Without a usable GPU (this CI machine), the stream API says why instead of failing
+// obscurely, and host buffers with a NULL stream behave exactly as the blocking calls.
+TEST(ApiTest, StreamCallsWithoutAGpu) {
+  if (weftCudaAvailable()) GTEST_SKIP() << "a GPU is present";
+  EXPECT_STRNE(weftCudaUnavailableReason(), "");
+  weft::testing::RunRanks(2, [](int rank, weftComm_t comm) {
+    float in[3] = {1.0f + rank, 2, 3}, out[3] = {};
+    ASSERT_EQ(weftAllReduceStream(in, out, 3, weftFloat32, weftSum, comm, nullptr), weftSuccess)
+        << weftGetLastError(comm);
+    EXPECT_EQ(out[0], 3.0f);
+    EXPECT_EQ(out[2], 6.0f);
+    // Any non-NULL value stands for a stream: refused before anything is enqueued.
+    auto fake = reinterpret_cast<weftStream_t>(uintptr_t{0x1000});
+    EXPECT_EQ(weftAllReduceStream(in, out, 3, weftFloat32, weftSum, comm, fake),
+              weftInvalidArgument);
+    std::string msg = weftGetLastError(comm);
+    EXPECT_NE(msg.find("CUDA stream"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(weftCudaUnavailableReason()), std::string::npos) << msg;
+    weftResult_t async = weftInternalError;
+    ASSERT_EQ(weftCommGetAsyncError(comm, &async), weftSuccess);
+    EXPECT_EQ(async, weftSuccess);
+    // The communicator is still healthy: the refusal was an argument error.
+    ASSERT_EQ(weftBroadcastStream(in, out, 3, weftFloat32, 0, comm, nullptr), weftSuccess);
+    EXPECT_EQ(out[0], 1.0f);
+  });
+}
