@@ -41,7 +41,8 @@ Result<ModelCatalog> LoadModels(const std::string& path) {
   }
   ModelCatalog cat;
   for (auto it = root["sources"].begin(); it != root["sources"].end(); ++it) {
-    cat.sources[it.key()] = {it->value("title", ""), it->value("url", "")};
+    cat.sources[it.key()] = {it->value("title", ""), it->value("url", ""), it->value("date", ""),
+                             it->value("accessed", "")};
   }
   for (const auto& j : root["models"]) {
     ModelSpec m;
@@ -148,14 +149,9 @@ Result<StepPrediction> PredictStep(const ClusterSpec& c, const Instance& inst,
   // 2020: fp16 weights and gradients, fp32 master weights, momentum and variance);
   // activations come on top, so this is a lower bound on what must fit.
   s.fits_memory = 16.0 * model.params <= inst.Get("hbm_gb") * 1e9;
-  for (const auto& [key, fig] : inst.figures) {
-    constexpr std::string_view kPre = "price_", kSuf = "_usd_h";
-    if (!fig.value || key.size() <= kPre.size() + kSuf.size() || key.rfind(kPre, 0) != 0 ||
-        key.compare(key.size() - kSuf.size(), kSuf.size(), kSuf) != 0) {
-      continue;
-    }
-    const std::string option = key.substr(kPre.size(), key.size() - kPre.size() - kSuf.size());
-    const double per_step = *fig.value * c.hosts * s.step_s / 3600;
+  for (const auto& [option, price] : PriceOptions(inst)) {
+    if (!price) continue;  // no published figure for this purchase option
+    const double per_step = *price * c.hosts * s.step_s / 3600;
     s.usd_per_step[option] = per_step;
     s.usd_per_million_samples[option] = per_step / s.samples_per_step * 1e6;
   }

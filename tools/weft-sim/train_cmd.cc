@@ -183,6 +183,21 @@ Result<ModelSpec> ModelFor(const TrainOptions& o) {
   return spec;
 }
 
+// Which purchase options the catalog prices for this instance, and which have no
+// published figure (so that a missing column is not read as "free").
+void PrintPriceOptions(const TrainOptions& o, const std::string& instance) {
+  auto cat = LoadCatalog(o.cluster.catalog.empty() ? DefaultCatalogPath() : o.cluster.catalog);
+  if (!cat.ok() || cat->Find(instance) == nullptr) return;
+  std::string priced, unpriced;
+  for (const auto& [option, price] : PriceOptions(*cat->Find(instance))) {
+    std::string& list = price ? priced : unpriced;
+    list +=
+        (list.empty() ? "" : ", ") + (price ? fmt::format("{} ${:.2f}/h", option, *price) : option);
+  }
+  fmt::print("# prices: {}; no published figure: {}\n", priced.empty() ? "none" : priced,
+             unpriced.empty() ? "none" : unpriced);
+}
+
 void PrintHeader(const TrainOptions& o, const ModelSpec& m) {
   fmt::print(
       "# weft-sim train: {} ({:.3g}B params, {} layers, hidden {}, seq {}, {:.1f} "
@@ -219,6 +234,7 @@ int RunTrain(const TrainOptions& o) {
   auto run = Simulate(o, o.cluster.instance, *m);
   if (!run.ok()) return fmt::print(stderr, "weft-sim: {}\n", run.status().ToString()), 1;
   fmt::print("# instance {}\n", run->instance);
+  PrintPriceOptions(o, run->instance);
   PrintRun(*run);
   return Emit(o, *m, {*run});
 }
@@ -232,25 +248,30 @@ int RunCompare(const TrainOptions& o) {
     auto run = Simulate(o, name, *m);
     if (!run.ok()) return fmt::print(stderr, "weft-sim: {}\n", run.status().ToString()), 1;
     fmt::print("#\n# instance {}\n", name);
+    PrintPriceOptions(o, name);
     PrintRun(*run);
     runs.push_back(*run);
   }
-  // Ratios against the first instance at each node count: throughput and the on-demand
-  // cost per million samples (the published claims are stated this way).
+  // Ratios against the first instance at each node count: throughput, and the cost per
+  // million samples for every purchase option both instances have a price for (the
+  // published claims are stated this way, on on-demand prices).
   fmt::print("#\n# relative to {} (same node count): throughput x, cost per million samples x\n",
              runs.front().instance);
   for (size_t k = 0; k < runs.front().steps.size(); ++k) {
     const StepPrediction& b = runs.front().steps[k];
     for (size_t i = 1; i < runs.size(); ++i) {
       const StepPrediction& s = runs[i].steps[k];
-      const auto bc = b.usd_per_million_samples.find("on_demand");
-      const auto sc = s.usd_per_million_samples.find("on_demand");
+      std::string costs;
+      for (const auto& [option, usd] : s.usd_per_million_samples) {
+        const auto base = b.usd_per_million_samples.find(option);
+        if (base == b.usd_per_million_samples.end()) continue;
+        costs +=
+            fmt::format("{}{:.2f}x cost per 1M samples ({:+.0f}%) {}", costs.empty() ? "" : ", ",
+                        usd / base->second, (usd / base->second - 1) * 100, option);
+      }
       fmt::print("#  {:>3} nodes: {:<16} {:5.2f}x throughput, {}\n", s.nodes, runs[i].instance,
                  s.samples_per_s / b.samples_per_s,
-                 bc != b.usd_per_million_samples.end() && sc != s.usd_per_million_samples.end()
-                     ? fmt::format("{:5.2f}x cost per 1M samples ({:+.0f}%)",
-                                   sc->second / bc->second, (sc->second / bc->second - 1) * 100)
-                     : std::string("no on-demand price"));
+                 costs.empty() ? std::string("no purchase option priced for both") : costs);
     }
   }
   return Emit(o, *m, runs);

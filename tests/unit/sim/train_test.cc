@@ -98,6 +98,24 @@ TEST(TrainTest, OneRankIsComputeAndPricesFollowTheStep) {
   EXPECT_TRUE(s->fits_memory);  // 16 GB of state in 80 GB
 }
 
+TEST(TrainTest, ShippedPurchaseOptionsScaleTheSameStep) {
+  // p4d has on-demand, spot and Capacity Block prices: each option costs the same step at
+  // its own hourly rate; options without a published figure give no cost at all.
+  auto cat = LoadCatalog(DefaultCatalogPath());
+  ASSERT_TRUE(cat.ok());
+  const Instance& p4d = *cat->Find("p4d.24xlarge");
+  auto c = ClusterFor(p4d, 1);
+  ASSERT_TRUE(c.ok());
+  auto s = PredictStep(*c, p4d, TestModel(), TrainConfig{});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_DOUBLE_EQ(s->usd_per_step.at("capacity_block"), 14.75 * s->step_s / 3600);
+  EXPECT_NEAR(
+      s->usd_per_million_samples.at("capacity_block") / s->usd_per_million_samples.at("on_demand"),
+      14.75 / 32.77, 1e-12);
+  EXPECT_EQ(s->usd_per_step.count("spot"), 1u);
+  EXPECT_EQ(s->usd_per_step.count("savings_plan_1yr"), 0u);
+}
+
 TEST(TrainTest, SlowNetworkExposesCommunicationAndCutsScaling) {
   TrainConfig cfg;
   cfg.efficiency = 0.5;
