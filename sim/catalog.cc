@@ -143,6 +143,11 @@ Result<Catalog> LoadCatalog(const std::string& path) {
             inst.name, key));
       }
     }
+    auto eff = inst.figures.find("efficiency");
+    if (eff != inst.figures.end() && eff->second.value &&
+        !(*eff->second.value > 0 && *eff->second.value <= 1)) {
+      return InvalidArgument(fmt::format("{}: {}.efficiency must be in (0, 1]", path, inst.name));
+    }
     for (const std::string& key : RequiredFigures()) {
       auto f = inst.figures.find(key);
       if (f == inst.figures.end()) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -77,6 +78,46 @@ Result<ModelCatalog> LoadModels(const std::string& path) {
   return cat;
 }
 
+Efficiency EfficiencyFor(const Instance& inst, const TrainConfig& cfg) {
+  if (cfg.efficiency) return {*cfg.efficiency, "override"};
+  auto it = inst.figures.find("efficiency");
+  if (it != inst.figures.end() && it->second.value) {
+    return {*it->second.value, fmt::format("catalog ({})", it->second.status)};
+  }
+  return {kDefaultEfficiency, "default (no catalog figure)"};
+}
+
+std::optional<double> EfficiencyOverride::For(const std::string& instance) const {
+  auto it = per_instance.find(instance);
+  if (it != per_instance.end()) return it->second;
+  return all;
+}
+
+Result<EfficiencyOverride> ParseEfficiencyOverride(const std::string& text) {
+  EfficiencyOverride out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    const std::string name = eq == std::string::npos ? "" : item.substr(0, eq);
+    const std::string number = eq == std::string::npos ? item : item.substr(eq + 1);
+    char* end = nullptr;
+    const double v = std::strtod(number.c_str(), &end);
+    if (number.empty() || end != number.c_str() + number.size() || !(v > 0 && v <= 1) ||
+        (eq != std::string::npos && name.empty())) {
+      return InvalidArgument(
+          fmt::format("efficiency '{}': expected a number in (0, 1] or INSTANCE=NUMBER", item));
+    }
+    if (name.empty()) {
+      out.all = v;
+    } else {
+      out.per_instance[name] = v;
+    }
+  }
+  return out;
+}
+
 Overlap OverlapBuckets(double backward_s, const std::vector<double>& bucket_s) {
   Overlap o;
   const size_t n = bucket_s.size();
@@ -112,7 +153,8 @@ Result<std::pair<double, std::string>> BucketTime(const ClusterSpec& c, double b
 
 Result<StepPrediction> PredictStep(const ClusterSpec& c, const Instance& inst,
                                    const ModelSpec& model, const TrainConfig& cfg) {
-  if (!(cfg.efficiency > 0 && cfg.efficiency <= 1) || !(cfg.bucket_bytes > 0) ||
+  const Efficiency eff = EfficiencyFor(inst, cfg);
+  if (!(eff.value > 0 && eff.value <= 1) || !(cfg.bucket_bytes > 0) ||
       (cfg.grad_bytes != 2 && cfg.grad_bytes != 4) || cfg.grad_accum < 1) {
     return InvalidArgument(
         "train: efficiency in (0,1], bucket > 0, grad bytes 2 or 4, "
@@ -124,7 +166,8 @@ Result<StepPrediction> PredictStep(const ClusterSpec& c, const Instance& inst,
   s.nodes = c.hosts;
   s.ranks = c.ranks();
   s.samples_per_step = static_cast<double>(s.ranks) * model.micro_batch * cfg.grad_accum;
-  const double micro = model.micro_batch * model.FlopsPerSample() / (peak * cfg.efficiency);
+  s.efficiency = eff;
+  const double micro = model.micro_batch * model.FlopsPerSample() / (peak * eff.value);
   const double fwd = micro / 3, bwd = micro * 2 / 3;
   s.compute_s = micro * cfg.grad_accum;
 

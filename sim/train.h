@@ -4,6 +4,8 @@
 //
 //   FLOPs per sample = seq_len * (6 params + 6 layers seq_len hidden)   (Kaplan et al.)
 //   compute per micro-batch C = micro_batch * FLOPs / (peak * efficiency)
+// efficiency (model FLOPs utilisation) is per accelerator type: the catalog's
+// "efficiency" figure, overridable per instance from the command line (EfficiencyFor).
 //   forward = C/3, backward = 2C/3 (the backward computes two matmuls per forward one)
 // Gradients (params * grad_bytes) are cut into buckets of bucket_bytes in the order the
 // backward produces them (last layer first); bucket j is ready when a (j+1)/n share of
@@ -17,6 +19,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,12 +49,36 @@ struct ModelCatalog {
 Result<ModelCatalog> LoadModels(const std::string& path);
 std::string DefaultModelsPath();
 
+// The efficiency when neither the configuration nor the catalog gives one: the trn1
+// BERT-Large calibration of SIMULATOR.md, an assumption for any other accelerator.
+inline constexpr double kDefaultEfficiency = 0.32;
+
 struct TrainConfig {
-  double efficiency = 0.32;                // achieved / peak dense FLOPs (see SIMULATOR.md)
+  // Achieved / peak dense FLOPs. Absent: the instance's catalog figure "efficiency", else
+  // kDefaultEfficiency.
+  std::optional<double> efficiency;
   double bucket_bytes = 25.0 * (1 << 20);  // DDP's bucket_cap_mb default
   int grad_bytes = 4;                      // fp32 gradients (DDP with AMP); 2 for bf16
   int grad_accum = 1;
 };
+
+// The efficiency a step on `inst` uses, and where it comes from: "override" (cfg),
+// "catalog (<status>)" or "default (no catalog figure)".
+struct Efficiency {
+  double value = kDefaultEfficiency;
+  std::string origin;
+};
+Efficiency EfficiencyFor(const Instance& inst, const TrainConfig& cfg);
+
+// Command-line efficiencies: "0.4" applies to every instance; "p4d.24xlarge=0.45,
+// trn1.32xlarge=0.3" to those instances only (others keep the catalog's); both forms may
+// be mixed ("0.4,trn1.32xlarge=0.3": the named ones win). Values must be in (0, 1].
+struct EfficiencyOverride {
+  std::optional<double> all;
+  std::map<std::string, double> per_instance;
+  std::optional<double> For(const std::string& instance) const;
+};
+Result<EfficiencyOverride> ParseEfficiencyOverride(const std::string& text);
 
 // Forward, backward and the overlapped all-reduces of one micro-batch (seconds).
 struct Overlap {
@@ -65,7 +92,8 @@ Overlap OverlapBuckets(double backward_s, const std::vector<double>& bucket_s);
 struct StepPrediction {
   int nodes = 0, ranks = 0;
   double samples_per_step = 0;
-  double compute_s = 0;  // all micro-batches, forward + backward
+  Efficiency efficiency;  // the one used
+  double compute_s = 0;   // all micro-batches, forward + backward
   Overlap overlap;
   double step_s = 0;
   double samples_per_s = 0;

@@ -35,9 +35,9 @@ void AddCommon(CLI::App* cmd, TrainOptions* o) {
   cmd->add_option("-m,--model", o->model, "bert-large, gpt-2, gpt3-1.3B, llama-7B")
       ->capture_default_str();
   cmd->add_option("-n,--nodes", o->nodes, "node counts, comma-separated")->capture_default_str();
-  cmd->add_option("--efficiency", o->cfg.efficiency, "achieved / peak dense FLOPs")
-      ->check(CLI::Range(0.001, 1.0))
-      ->capture_default_str();
+  cmd->add_option("--efficiency", o->efficiency,
+                  "achieved / peak dense FLOPs: X for every instance, or INSTANCE=X,... "
+                  "(default: the catalog's figure per accelerator)");
   cmd->add_option("--bucket-mib", o->bucket_mib, "gradient bucket (DDP bucket_cap_mb)")
       ->check(CLI::Range(0.001, 1e6))
       ->capture_default_str();
@@ -70,6 +70,8 @@ Result<Run> Simulate(const TrainOptions& o, const std::string& instance, const M
   }
   Run run{instance, {}};
   TrainConfig cfg = o.cfg;
+  WEFT_ASSIGN_OR_RETURN(EfficiencyOverride eff, ParseEfficiencyOverride(o.efficiency));
+  cfg.efficiency = eff.For(instance);
   cfg.bucket_bytes = o.bucket_mib * (1 << 20);
   for (const std::string& n : Split(o.nodes)) {
     ClusterOptions co = o.cluster;
@@ -126,13 +128,16 @@ nlohmann::json RunJson(const Run& r) {
                     {"usd_per_step", s.usd_per_step},
                     {"usd_per_million_samples", s.usd_per_million_samples}});
   }
-  return {{"instance", r.instance}, {"rows", rows}};
+  const Efficiency& e = r.steps.front().efficiency;
+  return {{"instance", r.instance},
+          {"efficiency", e.value},
+          {"efficiency_origin", e.origin},
+          {"rows", rows}};
 }
 
 int Emit(const TrainOptions& o, const ModelSpec& m, const std::vector<Run>& runs) {
   if (!o.json_path.empty()) {
     nlohmann::json j = {{"model", m.name},
-                        {"efficiency", o.cfg.efficiency},
                         {"bucket_mib", o.bucket_mib},
                         {"grad_bytes", o.cfg.grad_bytes},
                         {"grad_accum", o.cfg.grad_accum},
@@ -198,6 +203,11 @@ void PrintPriceOptions(const TrainOptions& o, const std::string& instance) {
              unpriced.empty() ? "none" : unpriced);
 }
 
+void PrintEfficiency(const Run& r) {
+  const Efficiency& e = r.steps.front().efficiency;
+  fmt::print("# efficiency {:.3f} of peak dense TFLOPS [{}]\n", e.value, e.origin);
+}
+
 void PrintHeader(const TrainOptions& o, const ModelSpec& m) {
   fmt::print(
       "# weft-sim train: {} ({:.3g}B params, {} layers, hidden {}, seq {}, {:.1f} "
@@ -205,9 +215,9 @@ void PrintHeader(const TrainOptions& o, const ModelSpec& m) {
       m.name, m.params / 1e9, m.layers, m.hidden, m.seq_len, m.FlopsPerSample() / 1e9,
       m.micro_batch, o.cfg.grad_accum);
   fmt::print(
-      "#  efficiency {:.2f} of peak; {:g} MiB buckets of {}-byte gradients overlapped "
-      "with the backward (2/3 of compute); one all-reduce at a time\n",
-      o.cfg.efficiency, o.bucket_mib, o.cfg.grad_bytes);
+      "#  {:g} MiB buckets of {}-byte gradients overlapped with the backward (2/3 of "
+      "compute); one all-reduce at a time\n",
+      o.bucket_mib, o.cfg.grad_bytes);
 }
 
 }  // namespace
@@ -235,6 +245,7 @@ int RunTrain(const TrainOptions& o) {
   if (!run.ok()) return fmt::print(stderr, "weft-sim: {}\n", run.status().ToString()), 1;
   fmt::print("# instance {}\n", run->instance);
   PrintPriceOptions(o, run->instance);
+  PrintEfficiency(*run);
   PrintRun(*run);
   return Emit(o, *m, {*run});
 }
@@ -249,6 +260,7 @@ int RunCompare(const TrainOptions& o) {
     if (!run.ok()) return fmt::print(stderr, "weft-sim: {}\n", run.status().ToString()), 1;
     fmt::print("#\n# instance {}\n", name);
     PrintPriceOptions(o, name);
+    PrintEfficiency(*run);
     PrintRun(*run);
     runs.push_back(*run);
   }
