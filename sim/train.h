@@ -14,8 +14,29 @@
 // done (one communication stream, as DDP/NCCL). With grad_accum A > 1 the first A-1
 // micro-batches only accumulate (DDP no_sync), so only the last backward overlaps.
 //   step = (A-1)(F+B) + F + max(B, end of the last all-reduce after the backward began)
+//
+// Tensor and pipeline parallelism (tp, pp; Megatron-LM style), ranks laid out with tp
+// fastest, then data parallel, then pp: rank = (stage * dp + d) * tp + t, so a tensor
+// group is tp consecutive accelerators of one host and a stage is dp*tp consecutive
+// ranks. With m = grad_accum micro-batches per step, on each rank:
+//   F = C/3/(tp pp) + 2 (layers/pp) t_tp      B = 2C/3/(tp pp) + 2 (layers/pp) t_tp
+// t_tp: one all-reduce of the activations (micro_batch seq hidden x 2 bytes) over the
+// tp ranks of a host (intra-node links; Megatron does 2 per layer forward, 2 backward,
+// on the critical path); t_p2p: one stage boundary crossing of 1/tp of the activations
+// (Megatron's scatter/gather; the all-gather after it is not modelled), over the
+// intra-node port or, when a boundary crosses hosts, over the rank's share of the host's
+// NICs (every rank sends at once: nics * nic_bw / accels), the slowest boundary for all;
+//   slot = F + B + 2 t_p2p (pp > 1)            pipeline = (m + pp - 1) slot
+// (GPipe and non-interleaved 1F1B have the same bubble: (pp-1)/(m+pp-1) of the
+// pipeline). Gradients of params/(tp pp) per rank are all-reduced over the dp ranks that
+// hold the same shard (the other tp groups' rings share the host's NICs at the same
+// time, so each DP group gets 1/tp of them), in buckets overlapped with the last
+// backward of stage 0 (which ends the pipeline):
+//   step = pipeline + max(0, end of the last bucket - B)
+// With tp = pp = 1 this is the data-parallel step above.
 // Not modelled: the optimizer update, data loading, compute slowed by communication
-// (shared HBM/SMs), stragglers; tensor and pipeline parallelism.
+// (shared HBM/SMs), stragglers, interleaved pipeline schedules, sequence/context
+// parallelism, embedding layers off the even split.
 #pragma once
 
 #include <map>
@@ -35,7 +56,7 @@ struct ModelSpec {
   int layers = 0;
   int hidden = 0;
   int seq_len = 0;
-  int micro_batch = 1;  // samples per accelerator per forward/backward
+  int micro_batch = 1;  // samples per replica (per accelerator when tp = pp = 1) per pass
   std::vector<std::string> sources;
 
   double FlopsPerSample() const;
@@ -59,7 +80,9 @@ struct TrainConfig {
   std::optional<double> efficiency;
   double bucket_bytes = 25.0 * (1 << 20);  // DDP's bucket_cap_mb default
   int grad_bytes = 4;                      // fp32 gradients (DDP with AMP); 2 for bf16
-  int grad_accum = 1;
+  int grad_accum = 1;                      // micro-batches per step (pp: in the pipeline)
+  int tp = 1;                              // tensor-parallel ranks (within a host)
+  int pp = 1;                              // pipeline stages
 };
 
 // The efficiency a step on `inst` uses, and where it comes from: "override" (cfg),
@@ -97,8 +120,16 @@ struct StepPrediction {
   Overlap overlap;
   double step_s = 0;
   double samples_per_s = 0;
-  bool fits_memory = true;  // 16 bytes/param (mixed-precision Adam) within one HBM
+  bool fits_memory = true;  // 16 bytes/param/(tp pp) (mixed-precision Adam) in one HBM
   std::string algorithm;    // the planner's choice for a full bucket
+  // Tensor/pipeline parallelism (see the header comment); tp = pp = 1: all zero.
+  int tp = 1, pp = 1, dp = 1;
+  double tp_allreduce_s = 0;  // one activation all-reduce over the tp ranks
+  std::string tp_algorithm;
+  double tp_comm_s = 0;        // on the critical path, whole step
+  double p2p_s = 0;            // one stage boundary crossing
+  double bubble_s = 0;         // (pp - 1) slots
+  double bubble_fraction = 0;  // (pp - 1) / (m + pp - 1)
   // price option ("on_demand", "spot", ...) -> dollars per step / per million samples.
   std::map<std::string, double> usd_per_step, usd_per_million_samples;
 };

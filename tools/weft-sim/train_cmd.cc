@@ -47,6 +47,16 @@ void AddCommon(CLI::App* cmd, TrainOptions* o) {
   cmd->add_option("--grad-accum", o->cfg.grad_accum, "micro-batches per optimizer step")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
+  cmd->add_option("--tp", o->cfg.tp,
+                  "tensor-parallel ranks (divides the accelerators of a host; activations "
+                  "all-reduced per layer over the intra-node links)")
+      ->check(CLI::Range(1, 1 << 16))
+      ->capture_default_str();
+  cmd->add_option("--pp", o->cfg.pp,
+                  "pipeline stages (divides the layers; --grad-accum micro-batches fill the "
+                  "pipeline, bubble (pp-1)/(m+pp-1))")
+      ->check(CLI::Range(1, 1 << 16))
+      ->capture_default_str();
   cmd->add_option("--batch", o->batch, "samples per accelerator per micro-batch");
   cmd->add_option("--seq-len", o->seq_len, "sequence length");
   cmd->add_option("--nic-policy", o->cluster.nic_policy, "rail or stripe")
@@ -91,9 +101,9 @@ double Scaling(const Run& r, const StepPrediction& s) {
 }
 
 void PrintRun(const Run& r) {
-  fmt::print("#{:>5} {:>6} {:>8} {:>9} {:>10} {:>9} {:>9} {:>11} {:>7} {:>10} {:>12}  {}\n",
-             "nodes", "ranks", "batch", "comp(ms)", "allred(ms)", "expo(ms)", "step(ms)",
-             "samples/s", "scale", "$/step", "$/1M samp.", "algorithm (25 MiB bucket)");
+  fmt::print("#{:>5} {:>6} {:>5} {:>8} {:>9} {:>10} {:>9} {:>9} {:>11} {:>7} {:>10}  {:<20} {}\n",
+             "nodes", "ranks", "dp", "batch", "comp(ms)", "allred(ms)", "expo(ms)", "step(ms)",
+             "samples/s", "scale", "$/step", "DP algorithm", "$/1M samples per option");
   for (const StepPrediction& s : r.steps) {
     std::string per_million;
     for (const auto& [opt, usd] : s.usd_per_million_samples) {
@@ -101,13 +111,24 @@ void PrintRun(const Run& r) {
     }
     const auto od = s.usd_per_step.find("on_demand");
     fmt::print(
-        "{:>6} {:>6} {:>8.0f} {:>9.1f} {:>10.1f} {:>9.1f} {:>9.1f} {:>11.0f} {:>6.1f}% "
-        "{:>10} {:>12}  {}{}\n",
-        s.nodes, s.ranks, s.samples_per_step, s.compute_s * 1e3, s.overlap.comm_total * 1e3,
+        "{:>6} {:>6} {:>5} {:>8.0f} {:>9.1f} {:>10.1f} {:>9.1f} {:>9.1f} {:>11.0f} {:>6.1f}% "
+        "{:>10}  {:<20} {}{}\n",
+        s.nodes, s.ranks, s.dp, s.samples_per_step, s.compute_s * 1e3, s.overlap.comm_total * 1e3,
         s.overlap.exposed * 1e3, s.step_s * 1e3, s.samples_per_s, Scaling(r, s) * 100,
         od == s.usd_per_step.end() ? std::string("-") : fmt::format("{:.4f}", od->second),
+        s.algorithm.empty() ? "-" : s.algorithm,
         per_million.empty() ? std::string("no price") : per_million,
-        s.algorithm.empty() ? "-" : s.algorithm, s.fits_memory ? "" : "  [needs sharding]");
+        s.fits_memory ? "" : "  [needs sharding]");
+  }
+  const StepPrediction& first = r.steps.front();
+  if (first.tp == 1 && first.pp == 1) return;
+  fmt::print("#  tp {} x pp {}: {:>5} {:>13} {:>13} {:>9} {:>10} {:>8}  {}\n", first.tp, first.pp,
+             "nodes", "tp-allred(ms)", "tp on path", "p2p(ms)", "bubble(ms)", "bubble",
+             "TP algorithm");
+  for (const StepPrediction& s : r.steps) {
+    fmt::print("#  {:>15} {:>5} {:>13.3f} {:>13.1f} {:>9.3f} {:>10.1f} {:>7.1f}%  {}\n", "",
+               s.nodes, s.tp_allreduce_s * 1e3, s.tp_comm_s * 1e3, s.p2p_s * 1e3, s.bubble_s * 1e3,
+               s.bubble_fraction * 100, s.tp_algorithm.empty() ? "-" : s.tp_algorithm);
   }
 }
 
@@ -124,6 +145,15 @@ nlohmann::json RunJson(const Run& r) {
                     {"samples_per_s", s.samples_per_s},
                     {"scaling", Scaling(r, s)},
                     {"algorithm", s.algorithm},
+                    {"tp", s.tp},
+                    {"pp", s.pp},
+                    {"dp", s.dp},
+                    {"tp_allreduce_ms", s.tp_allreduce_s * 1e3},
+                    {"tp_algorithm", s.tp_algorithm},
+                    {"tp_comm_ms", s.tp_comm_s * 1e3},
+                    {"p2p_ms", s.p2p_s * 1e3},
+                    {"bubble_ms", s.bubble_s * 1e3},
+                    {"bubble_fraction", s.bubble_fraction},
                     {"fits_memory", s.fits_memory},
                     {"usd_per_step", s.usd_per_step},
                     {"usd_per_million_samples", s.usd_per_million_samples}});
@@ -141,6 +171,8 @@ int Emit(const TrainOptions& o, const ModelSpec& m, const std::vector<Run>& runs
                         {"bucket_mib", o.bucket_mib},
                         {"grad_bytes", o.cfg.grad_bytes},
                         {"grad_accum", o.cfg.grad_accum},
+                        {"tp", o.cfg.tp},
+                        {"pp", o.cfg.pp},
                         {"micro_batch", m.micro_batch},
                         {"seq_len", m.seq_len}};
     for (const Run& r : runs) j["runs"].push_back(RunJson(r));
@@ -211,13 +243,13 @@ void PrintEfficiency(const Run& r) {
 void PrintHeader(const TrainOptions& o, const ModelSpec& m) {
   fmt::print(
       "# weft-sim train: {} ({:.3g}B params, {} layers, hidden {}, seq {}, {:.1f} "
-      "GFLOP/sample), micro-batch {} per accelerator, accumulation {}\n",
+      "GFLOP/sample), micro-batch {} per replica, {} micro-batches per step\n",
       m.name, m.params / 1e9, m.layers, m.hidden, m.seq_len, m.FlopsPerSample() / 1e9,
       m.micro_batch, o.cfg.grad_accum);
   fmt::print(
       "#  {:g} MiB buckets of {}-byte gradients overlapped with the backward (2/3 of "
-      "compute); one all-reduce at a time\n",
-      o.bucket_mib, o.cfg.grad_bytes);
+      "compute); one all-reduce at a time; tp {} x pp {} x dp (the remaining ranks)\n",
+      o.bucket_mib, o.cfg.grad_bytes, o.cfg.tp, o.cfg.pp);
 }
 
 }  // namespace
