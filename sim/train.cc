@@ -149,17 +149,9 @@ Result<std::pair<double, std::string>> BucketTime(const ClusterSpec& c, double b
   return std::make_pair(pred.seconds, pred.algorithm);
 }
 
-// The layout of tp x pp x dp ranks on the cluster, and the sub-clusters its groups'
-// collectives run on (see train.h).
-struct Layout {
-  int tp = 1, pp = 1, dp = 1;
-  int stage_ranks = 1;   // dp * tp
-  ClusterSpec tp_group;  // one host, tp accelerators
-  ClusterSpec dp_group;  // the dp ranks of one shard, with their share of the NICs
-  bool p2p_crosses_hosts = false;
-};
+}  // namespace
 
-Result<Layout> LayoutFor(const ClusterSpec& c, const ModelSpec& model, int tp, int pp) {
+Result<ParallelLayout> LayoutFor(const ClusterSpec& c, int tp, int pp) {
   const int g = c.accels_per_host, world = c.ranks();
   if (tp < 1 || pp < 1) return InvalidArgument("train: tp and pp must be >= 1");
   if (g % tp != 0) {
@@ -172,11 +164,7 @@ Result<Layout> LayoutFor(const ClusterSpec& c, const ModelSpec& model, int tp, i
     return InvalidArgument(
         fmt::format("train: {} ranks are not a multiple of tp x pp = {}", world, tp * pp));
   }
-  if (model.layers % pp != 0) {
-    return InvalidArgument(
-        fmt::format("train: {} layers do not split into {} equal stages", model.layers, pp));
-  }
-  Layout l;
+  ParallelLayout l;
   l.tp = tp;
   l.pp = pp;
   l.dp = world / (tp * pp);
@@ -207,8 +195,6 @@ Result<Layout> LayoutFor(const ClusterSpec& c, const ModelSpec& model, int tp, i
   return l;
 }
 
-}  // namespace
-
 Result<StepPrediction> PredictStep(const ClusterSpec& c, const Instance& inst,
                                    const ModelSpec& model, const TrainConfig& cfg) {
   const Efficiency eff = EfficiencyFor(inst, cfg);
@@ -220,7 +206,11 @@ Result<StepPrediction> PredictStep(const ClusterSpec& c, const Instance& inst,
   }
   const double peak = inst.Get("tflops_dense_bf16") * 1e12;
   if (!(peak > 0)) return InvalidArgument(fmt::format("{}: no TFLOPS figure", inst.name));
-  WEFT_ASSIGN_OR_RETURN(Layout l, LayoutFor(c, model, cfg.tp, cfg.pp));
+  WEFT_ASSIGN_OR_RETURN(ParallelLayout l, LayoutFor(c, cfg.tp, cfg.pp));
+  if (model.layers % l.pp != 0) {
+    return InvalidArgument(
+        fmt::format("train: {} layers do not split into {} equal stages", model.layers, l.pp));
+  }
   StepPrediction s;
   s.nodes = c.hosts;
   s.ranks = c.ranks();

@@ -134,6 +134,21 @@ struct StepPrediction {
   std::map<std::string, double> usd_per_step, usd_per_million_samples;
 };
 
+// The tp x pp x dp layout on a cluster (see the header comment) and the clusters its
+// groups' collectives are predicted on: a tensor group is one host of tp accelerators;
+// a DP group is the dp ranks holding one shard, with 1/tp of each NIC when its ranks span
+// hosts (the tp groups of a host run their rings at the same time). Errors: tp not
+// dividing a host, tp x pp not dividing the ranks, a stage (dp x tp ranks) neither
+// filling whole hosts nor dividing one.
+struct ParallelLayout {
+  int tp = 1, pp = 1, dp = 1;
+  int stage_ranks = 1;  // dp * tp
+  ClusterSpec tp_group;
+  ClusterSpec dp_group;
+  bool p2p_crosses_hosts = false;  // some stage boundary is between hosts
+};
+Result<ParallelLayout> LayoutFor(const ClusterSpec& cluster, int tp, int pp);
+
 // The step on `cluster` (hosts = nodes) of instance `inst` (TFLOPS, HBM, prices).
 Result<StepPrediction> PredictStep(const ClusterSpec& cluster, const Instance& inst,
                                    const ModelSpec& model, const TrainConfig& cfg);

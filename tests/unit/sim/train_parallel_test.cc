@@ -4,6 +4,11 @@
 // formula for the pipeline, and the ring formula at the DP group's share of the NICs.
 #include <gtest/gtest.h>
 
+#include <vector>
+
+#include "sched/registry.h"
+#include "sim/collective.h"
+#include "sim/engine.h"
 #include "sim/train.h"
 
 namespace weft::sim {
@@ -150,6 +155,66 @@ TEST(TrainParallelTest, AllThreeTogether) {
       Compute(model, 4) + 2 * (model.layers / 2) * 2 * s->tp_allreduce_s + 2 * s->p2p_s;
   ExpectClose(s->step_s, (4 + 1) * slot + s->overlap.exposed);
   EXPECT_GT(s->overlap.comm_total, 0);
+}
+
+// The tp DP groups of a stage, each a ring all-reduce of `bytes` over its dp ranks
+// (rank d * tp + t of group t), run together on the whole cluster by the engine.
+double ConcurrentDpRings(const ClusterSpec& c, int tp, size_t bytes) {
+  const int world = c.ranks(), dp = world / tp;
+  const sched::Algorithm* ring = sched::FindAlgorithm(sched::Collective::kAllReduce, "ring");
+  EXPECT_NE(ring, nullptr);
+  std::vector<sched::Schedule> all(world);
+  for (int t = 0; t < tp; ++t) {
+    for (int d = 0; d < dp; ++d) {
+      sched::CollectiveSpec spec;
+      spec.coll = sched::Collective::kAllReduce;
+      spec.rank = d;
+      spec.size = dp;
+      spec.count = bytes / 4;
+      sched::Schedule sch = ring->build(spec);
+      for (sched::Round& round : sch.rounds) {
+        for (sched::Step& step : round.steps) {
+          if (step.peer >= 0) step.peer = step.peer * tp + t;
+        }
+      }
+      all[d * tp + t] = std::move(sch);
+    }
+  }
+  const Symmetry none = Symmetry::None(world);
+  EngineInput in;
+  in.cluster = &c;
+  in.symmetry = &none;
+  in.schedules = &all;
+  in.elem_size = 4;
+  auto r = RunEngine(in);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? r->seconds : -1;
+}
+
+TEST(TrainParallelTest, DpGroupClusterEqualsTheConcurrentRingsOnTheWholeCluster) {
+  // The claim behind the DP group's cluster: the tp rings of a host's DP groups, running
+  // together on the real cluster, take exactly as long as one ring on dp ranks with 1/tp
+  // of each NIC. Checked with the engine on hosts where NICs are shared (p4d-like: 2
+  // GPUs per NIC), owned (p5-like: 4 NICs per GPU), and striped.
+  struct Case {
+    int hosts, accels, nics, tp;
+    NicPolicy policy;
+  };
+  const size_t bytes = 64 << 20;  // divisible by every dp below, ring range
+  for (const Case& k : {Case{2, 8, 4, 2, NicPolicy::kRail}, Case{2, 8, 4, 4, NicPolicy::kRail},
+                        Case{4, 4, 16, 2, NicPolicy::kRail}, Case{2, 16, 8, 4, NicPolicy::kRail},
+                        Case{4, 4, 2, 2, NicPolicy::kStripe}}) {
+    ClusterSpec c = Cluster(k.hosts, k.accels, k.nics);
+    c.nic_policy = k.policy;
+    auto layout = LayoutFor(c, k.tp, 1);
+    ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+    CollectiveQuery q;
+    q.bytes = bytes;
+    q.algo = "ring";
+    auto one = PredictCollective(layout->dp_group, q, SymmetryMode::kOff);
+    ASSERT_TRUE(one.ok()) << one.status().ToString();
+    ExpectClose(one->seconds, ConcurrentDpRings(c, k.tp, bytes));
+  }
 }
 
 TEST(TrainParallelTest, ShardingLetsSevenBillionParametersFit) {
