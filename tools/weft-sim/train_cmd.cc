@@ -195,7 +195,11 @@ int Emit(const TrainOptions& o, const ModelSpec& m, const std::vector<Run>& runs
       series.push_back(s);
       series.push_back(ideal);
     }
-    PlotSpec spec{fmt::format("weft-sim train {} (data parallel)", m.name), "nodes", "samples/s",
+    const std::string parallel =
+        o.cfg.tp == 1 && o.cfg.pp == 1
+            ? std::string("data parallel")
+            : fmt::format("tp {} x pp {} x data parallel", o.cfg.tp, o.cfg.pp);
+    PlotSpec spec{fmt::format("weft-sim train {} ({})", m.name, parallel), "nodes", "samples/s",
                   false};
     if (!WriteSvgPlot(o.plot_path, spec, series)) {
       fmt::print(stderr, "weft-sim: cannot write {}\n", o.plot_path);
