@@ -177,6 +177,7 @@ Result<ParallelLayout> LayoutFor(const ClusterSpec& c, int tp, int pp) {
   l.tp_group = c;
   l.tp_group.hosts = 1;
   l.tp_group.accels_per_host = tp;
+  l.tp_group.oversubscription = 1;  // one host: no leaves
   l.dp_group = c;
   if (l.stage_ranks >= g) {
     // A stage fills stage_ranks / g hosts; each holds g / tp ranks of a DP group, and the
