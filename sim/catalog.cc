@@ -60,6 +60,19 @@ double Instance::Get(const std::string& key, double fallback) const {
   return it != figures.end() && it->second.value ? *it->second.value : fallback;
 }
 
+std::map<std::string, std::optional<double>> PriceOptions(const Instance& instance) {
+  constexpr std::string_view kPre = "price_", kSuf = "_usd_h";
+  std::map<std::string, std::optional<double>> out;
+  for (const auto& [key, fig] : instance.figures) {
+    if (key.size() <= kPre.size() + kSuf.size() || key.rfind(kPre, 0) != 0 ||
+        key.compare(key.size() - kSuf.size(), kSuf.size(), kSuf) != 0) {
+      continue;
+    }
+    out[key.substr(kPre.size(), key.size() - kPre.size() - kSuf.size())] = fig.value;
+  }
+  return out;
+}
+
 const Instance* Catalog::Find(const std::string& name) const {
   for (const Instance& i : instances) {
     if (i.name == name) return &i;
@@ -93,7 +106,8 @@ Result<Catalog> LoadCatalog(const std::string& path) {
     return InvalidArgument(fmt::format("{}: no 'sources' object", path));
   }
   for (auto it = sources->begin(); it != sources->end(); ++it) {
-    Source s{StringOr(*it, "title"), StringOr(*it, "url")};
+    Source s{StringOr(*it, "title"), StringOr(*it, "url"), StringOr(*it, "date"),
+             StringOr(*it, "accessed")};
     if (s.title.empty() || s.url.empty()) {
       return InvalidArgument(
           fmt::format("{}: source '{}' needs a title and a url", path, it.key()));
@@ -117,6 +131,22 @@ Result<Catalog> LoadCatalog(const std::string& path) {
       Figure fig;
       WEFT_RETURN_IF_ERROR(ParseFigure(inst.name + "." + f.key(), *f, catalog, &fig));
       inst.figures[f.key()] = fig;
+    }
+    for (const auto& [key, fig] : inst.figures) {
+      if (!fig.value || key.rfind("price_", 0) != 0 || key == "price_on_demand_usd_h") continue;
+      bool dated = false;
+      for (const std::string& id : fig.sources)
+        dated = dated || !catalog.sources.at(id).date.empty();
+      if (!dated) {
+        return InvalidArgument(fmt::format(
+            "{}: {}.{} has a value but no dated source (prices other than on-demand move)", path,
+            inst.name, key));
+      }
+    }
+    auto eff = inst.figures.find("efficiency");
+    if (eff != inst.figures.end() && eff->second.value &&
+        !(*eff->second.value > 0 && *eff->second.value <= 1)) {
+      return InvalidArgument(fmt::format("{}: {}.efficiency must be in (0, 1]", path, inst.name));
     }
     for (const std::string& key : RequiredFigures()) {
       auto f = inst.figures.find(key);

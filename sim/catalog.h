@@ -26,6 +26,8 @@ struct Figure {
 struct Source {
   std::string title;
   std::string url;
+  std::string date;      // when the figure was published or in effect (optional)
+  std::string accessed;  // when it was read for this catalog (optional)
 };
 
 struct Instance {
@@ -45,8 +47,14 @@ struct Catalog {
 // Figures every instance must carry (prices may have a null value).
 const std::vector<std::string>& RequiredFigures();
 
+// The purchase options of an instance: "on_demand", "spot", ... for every figure named
+// price_<option>_usd_h, with its value (absent: no published figure).
+std::map<std::string, std::optional<double>> PriceOptions(const Instance& instance);
+
 // Loads and checks a catalog: every required figure present, every figure with at least
-// one source that the file defines and a known status.
+// one source that the file defines and a known status. Prices other than on-demand move
+// (spot every few minutes, Capacity Blocks quarterly), so a price_* figure other than
+// price_on_demand_usd_h that has a value must cite a source with a date.
 Result<Catalog> LoadCatalog(const std::string& path);
 // The catalog shipped with the sources.
 std::string DefaultCatalogPath();

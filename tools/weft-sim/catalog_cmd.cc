@@ -115,14 +115,19 @@ int RunCatalog(const CatalogOptions& o) {
       const std::string v = f.value ? fmt::format("{:g}", *f.value) : "n/a";
       std::string srcs;
       for (const std::string& s : f.sources) srcs += (srcs.empty() ? "" : ",") + s;
-      fmt::print("  {:<24} {:>10}  {:<11} {}{}\n", key, v, f.status, srcs,
+      fmt::print("  {:<28} {:>10}  {:<11} {}{}\n", key, v, f.status, srcs,
                  f.note.empty() ? "" : "  -- " + f.note);
     }
   }
   if (o.show_sources) {
     fmt::print("\nsources:\n");
-    for (const auto& [id, s] : cat->sources)
+    for (const auto& [id, s] : cat->sources) {
       fmt::print("  {:<28} {}\n  {:<28} {}\n", id, s.title, "", s.url);
+      if (!s.date.empty() || !s.accessed.empty()) {
+        fmt::print("  {:<28} date: {}; accessed: {}\n", "", s.date.empty() ? "-" : s.date,
+                   s.accessed.empty() ? "-" : s.accessed);
+      }
+    }
   }
   return 0;
 }

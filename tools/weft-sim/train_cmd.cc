@@ -35,9 +35,9 @@ void AddCommon(CLI::App* cmd, TrainOptions* o) {
   cmd->add_option("-m,--model", o->model, "bert-large, gpt-2, gpt3-1.3B, llama-7B")
       ->capture_default_str();
   cmd->add_option("-n,--nodes", o->nodes, "node counts, comma-separated")->capture_default_str();
-  cmd->add_option("--efficiency", o->cfg.efficiency, "achieved / peak dense FLOPs")
-      ->check(CLI::Range(0.001, 1.0))
-      ->capture_default_str();
+  cmd->add_option("--efficiency", o->efficiency,
+                  "achieved / peak dense FLOPs: X for every instance, or INSTANCE=X,... "
+                  "(default: the catalog's figure per accelerator)");
   cmd->add_option("--bucket-mib", o->bucket_mib, "gradient bucket (DDP bucket_cap_mb)")
       ->check(CLI::Range(0.001, 1e6))
       ->capture_default_str();
@@ -46,6 +46,16 @@ void AddCommon(CLI::App* cmd, TrainOptions* o) {
       ->capture_default_str();
   cmd->add_option("--grad-accum", o->cfg.grad_accum, "micro-batches per optimizer step")
       ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--tp", o->cfg.tp,
+                  "tensor-parallel ranks (divides the accelerators of a host; activations "
+                  "all-reduced per layer over the intra-node links)")
+      ->check(CLI::Range(1, 1 << 16))
+      ->capture_default_str();
+  cmd->add_option("--pp", o->cfg.pp,
+                  "pipeline stages (divides the layers; --grad-accum micro-batches fill the "
+                  "pipeline, bubble (pp-1)/(m+pp-1))")
+      ->check(CLI::Range(1, 1 << 16))
       ->capture_default_str();
   cmd->add_option("--batch", o->batch, "samples per accelerator per micro-batch");
   cmd->add_option("--seq-len", o->seq_len, "sequence length");
@@ -70,6 +80,8 @@ Result<Run> Simulate(const TrainOptions& o, const std::string& instance, const M
   }
   Run run{instance, {}};
   TrainConfig cfg = o.cfg;
+  WEFT_ASSIGN_OR_RETURN(EfficiencyOverride eff, ParseEfficiencyOverride(o.efficiency));
+  cfg.efficiency = eff.For(instance);
   cfg.bucket_bytes = o.bucket_mib * (1 << 20);
   for (const std::string& n : Split(o.nodes)) {
     ClusterOptions co = o.cluster;
@@ -89,9 +101,9 @@ double Scaling(const Run& r, const StepPrediction& s) {
 }
 
 void PrintRun(const Run& r) {
-  fmt::print("#{:>5} {:>6} {:>8} {:>9} {:>10} {:>9} {:>9} {:>11} {:>7} {:>10} {:>12}  {}\n",
-             "nodes", "ranks", "batch", "comp(ms)", "allred(ms)", "expo(ms)", "step(ms)",
-             "samples/s", "scale", "$/step", "$/1M samp.", "algorithm (25 MiB bucket)");
+  fmt::print("#{:>5} {:>6} {:>5} {:>8} {:>9} {:>10} {:>9} {:>9} {:>11} {:>7} {:>10}  {:<20} {}\n",
+             "nodes", "ranks", "dp", "batch", "comp(ms)", "allred(ms)", "expo(ms)", "step(ms)",
+             "samples/s", "scale", "$/step", "DP algorithm", "$/1M samples per option");
   for (const StepPrediction& s : r.steps) {
     std::string per_million;
     for (const auto& [opt, usd] : s.usd_per_million_samples) {
@@ -99,13 +111,24 @@ void PrintRun(const Run& r) {
     }
     const auto od = s.usd_per_step.find("on_demand");
     fmt::print(
-        "{:>6} {:>6} {:>8.0f} {:>9.1f} {:>10.1f} {:>9.1f} {:>9.1f} {:>11.0f} {:>6.1f}% "
-        "{:>10} {:>12}  {}{}\n",
-        s.nodes, s.ranks, s.samples_per_step, s.compute_s * 1e3, s.overlap.comm_total * 1e3,
+        "{:>6} {:>6} {:>5} {:>8.0f} {:>9.1f} {:>10.1f} {:>9.1f} {:>9.1f} {:>11.0f} {:>6.1f}% "
+        "{:>10}  {:<20} {}{}\n",
+        s.nodes, s.ranks, s.dp, s.samples_per_step, s.compute_s * 1e3, s.overlap.comm_total * 1e3,
         s.overlap.exposed * 1e3, s.step_s * 1e3, s.samples_per_s, Scaling(r, s) * 100,
         od == s.usd_per_step.end() ? std::string("-") : fmt::format("{:.4f}", od->second),
+        s.algorithm.empty() ? "-" : s.algorithm,
         per_million.empty() ? std::string("no price") : per_million,
-        s.algorithm.empty() ? "-" : s.algorithm, s.fits_memory ? "" : "  [needs sharding]");
+        s.fits_memory ? "" : "  [needs sharding]");
+  }
+  const StepPrediction& first = r.steps.front();
+  if (first.tp == 1 && first.pp == 1) return;
+  fmt::print("#  tp {} x pp {}: {:>5} {:>13} {:>13} {:>9} {:>10} {:>8}  {}\n", first.tp, first.pp,
+             "nodes", "tp-allred(ms)", "tp on path", "p2p(ms)", "bubble(ms)", "bubble",
+             "TP algorithm");
+  for (const StepPrediction& s : r.steps) {
+    fmt::print("#  {:>15} {:>5} {:>13.3f} {:>13.1f} {:>9.3f} {:>10.1f} {:>7.1f}%  {}\n", "",
+               s.nodes, s.tp_allreduce_s * 1e3, s.tp_comm_s * 1e3, s.p2p_s * 1e3, s.bubble_s * 1e3,
+               s.bubble_fraction * 100, s.tp_algorithm.empty() ? "-" : s.tp_algorithm);
   }
 }
 
@@ -122,20 +145,34 @@ nlohmann::json RunJson(const Run& r) {
                     {"samples_per_s", s.samples_per_s},
                     {"scaling", Scaling(r, s)},
                     {"algorithm", s.algorithm},
+                    {"tp", s.tp},
+                    {"pp", s.pp},
+                    {"dp", s.dp},
+                    {"tp_allreduce_ms", s.tp_allreduce_s * 1e3},
+                    {"tp_algorithm", s.tp_algorithm},
+                    {"tp_comm_ms", s.tp_comm_s * 1e3},
+                    {"p2p_ms", s.p2p_s * 1e3},
+                    {"bubble_ms", s.bubble_s * 1e3},
+                    {"bubble_fraction", s.bubble_fraction},
                     {"fits_memory", s.fits_memory},
                     {"usd_per_step", s.usd_per_step},
                     {"usd_per_million_samples", s.usd_per_million_samples}});
   }
-  return {{"instance", r.instance}, {"rows", rows}};
+  const Efficiency& e = r.steps.front().efficiency;
+  return {{"instance", r.instance},
+          {"efficiency", e.value},
+          {"efficiency_origin", e.origin},
+          {"rows", rows}};
 }
 
 int Emit(const TrainOptions& o, const ModelSpec& m, const std::vector<Run>& runs) {
   if (!o.json_path.empty()) {
     nlohmann::json j = {{"model", m.name},
-                        {"efficiency", o.cfg.efficiency},
                         {"bucket_mib", o.bucket_mib},
                         {"grad_bytes", o.cfg.grad_bytes},
                         {"grad_accum", o.cfg.grad_accum},
+                        {"tp", o.cfg.tp},
+                        {"pp", o.cfg.pp},
                         {"micro_batch", m.micro_batch},
                         {"seq_len", m.seq_len}};
     for (const Run& r : runs) j["runs"].push_back(RunJson(r));
@@ -158,7 +195,11 @@ int Emit(const TrainOptions& o, const ModelSpec& m, const std::vector<Run>& runs
       series.push_back(s);
       series.push_back(ideal);
     }
-    PlotSpec spec{fmt::format("weft-sim train {} (data parallel)", m.name), "nodes", "samples/s",
+    const std::string parallel =
+        o.cfg.tp == 1 && o.cfg.pp == 1
+            ? std::string("data parallel")
+            : fmt::format("tp {} x pp {} x data parallel", o.cfg.tp, o.cfg.pp);
+    PlotSpec spec{fmt::format("weft-sim train {} ({})", m.name, parallel), "nodes", "samples/s",
                   false};
     if (!WriteSvgPlot(o.plot_path, spec, series)) {
       fmt::print(stderr, "weft-sim: cannot write {}\n", o.plot_path);
@@ -183,16 +224,36 @@ Result<ModelSpec> ModelFor(const TrainOptions& o) {
   return spec;
 }
 
+// Which purchase options the catalog prices for this instance, and which have no
+// published figure (so that a missing column is not read as "free").
+void PrintPriceOptions(const TrainOptions& o, const std::string& instance) {
+  auto cat = LoadCatalog(o.cluster.catalog.empty() ? DefaultCatalogPath() : o.cluster.catalog);
+  if (!cat.ok() || cat->Find(instance) == nullptr) return;
+  std::string priced, unpriced;
+  for (const auto& [option, price] : PriceOptions(*cat->Find(instance))) {
+    std::string& list = price ? priced : unpriced;
+    list +=
+        (list.empty() ? "" : ", ") + (price ? fmt::format("{} ${:.2f}/h", option, *price) : option);
+  }
+  fmt::print("# prices: {}; no published figure: {}\n", priced.empty() ? "none" : priced,
+             unpriced.empty() ? "none" : unpriced);
+}
+
+void PrintEfficiency(const Run& r) {
+  const Efficiency& e = r.steps.front().efficiency;
+  fmt::print("# efficiency {:.3f} of peak dense TFLOPS [{}]\n", e.value, e.origin);
+}
+
 void PrintHeader(const TrainOptions& o, const ModelSpec& m) {
   fmt::print(
       "# weft-sim train: {} ({:.3g}B params, {} layers, hidden {}, seq {}, {:.1f} "
-      "GFLOP/sample), micro-batch {} per accelerator, accumulation {}\n",
+      "GFLOP/sample), micro-batch {} per replica, {} micro-batches per step\n",
       m.name, m.params / 1e9, m.layers, m.hidden, m.seq_len, m.FlopsPerSample() / 1e9,
       m.micro_batch, o.cfg.grad_accum);
   fmt::print(
-      "#  efficiency {:.2f} of peak; {:g} MiB buckets of {}-byte gradients overlapped "
-      "with the backward (2/3 of compute); one all-reduce at a time\n",
-      o.cfg.efficiency, o.bucket_mib, o.cfg.grad_bytes);
+      "#  {:g} MiB buckets of {}-byte gradients overlapped with the backward (2/3 of "
+      "compute); one all-reduce at a time; tp {} x pp {} x dp (the remaining ranks)\n",
+      o.bucket_mib, o.cfg.grad_bytes, o.cfg.tp, o.cfg.pp);
 }
 
 }  // namespace
@@ -219,6 +280,8 @@ int RunTrain(const TrainOptions& o) {
   auto run = Simulate(o, o.cluster.instance, *m);
   if (!run.ok()) return fmt::print(stderr, "weft-sim: {}\n", run.status().ToString()), 1;
   fmt::print("# instance {}\n", run->instance);
+  PrintPriceOptions(o, run->instance);
+  PrintEfficiency(*run);
   PrintRun(*run);
   return Emit(o, *m, {*run});
 }
@@ -232,25 +295,31 @@ int RunCompare(const TrainOptions& o) {
     auto run = Simulate(o, name, *m);
     if (!run.ok()) return fmt::print(stderr, "weft-sim: {}\n", run.status().ToString()), 1;
     fmt::print("#\n# instance {}\n", name);
+    PrintPriceOptions(o, name);
+    PrintEfficiency(*run);
     PrintRun(*run);
     runs.push_back(*run);
   }
-  // Ratios against the first instance at each node count: throughput and the on-demand
-  // cost per million samples (the published claims are stated this way).
+  // Ratios against the first instance at each node count: throughput, and the cost per
+  // million samples for every purchase option both instances have a price for (the
+  // published claims are stated this way, on on-demand prices).
   fmt::print("#\n# relative to {} (same node count): throughput x, cost per million samples x\n",
              runs.front().instance);
   for (size_t k = 0; k < runs.front().steps.size(); ++k) {
     const StepPrediction& b = runs.front().steps[k];
     for (size_t i = 1; i < runs.size(); ++i) {
       const StepPrediction& s = runs[i].steps[k];
-      const auto bc = b.usd_per_million_samples.find("on_demand");
-      const auto sc = s.usd_per_million_samples.find("on_demand");
+      std::string costs;
+      for (const auto& [option, usd] : s.usd_per_million_samples) {
+        const auto base = b.usd_per_million_samples.find(option);
+        if (base == b.usd_per_million_samples.end()) continue;
+        costs +=
+            fmt::format("{}{:.2f}x cost per 1M samples ({:+.0f}%) {}", costs.empty() ? "" : ", ",
+                        usd / base->second, (usd / base->second - 1) * 100, option);
+      }
       fmt::print("#  {:>3} nodes: {:<16} {:5.2f}x throughput, {}\n", s.nodes, runs[i].instance,
                  s.samples_per_s / b.samples_per_s,
-                 bc != b.usd_per_million_samples.end() && sc != s.usd_per_million_samples.end()
-                     ? fmt::format("{:5.2f}x cost per 1M samples ({:+.0f}%)",
-                                   sc->second / bc->second, (sc->second / bc->second - 1) * 100)
-                     : std::string("no on-demand price"));
+                 costs.empty() ? std::string("no purchase option priced for both") : costs);
     }
   }
   return Emit(o, *m, runs);

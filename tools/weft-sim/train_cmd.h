@@ -17,7 +17,8 @@ struct TrainOptions {
   std::string nodes = "1,2,4,8,16";
   std::string model = "bert-large";
   std::string models_path;  // empty: the shipped catalog
-  TrainConfig cfg;
+  TrainConfig cfg;          // cfg.efficiency is set per instance from `efficiency`
+  std::string efficiency;   // empty: the catalog's; see ParseEfficiencyOverride
   double bucket_mib = 25;
   int batch = 0;    // 0: the model's micro_batch
   int seq_len = 0;  // 0: the model's

@@ -2,6 +2,7 @@
 // a defined source; malformed catalogs are rejected with a useful message.
 #include "sim/catalog.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -34,6 +35,47 @@ TEST(CatalogTest, ShippedCatalogLoadsWithSourcesForEveryFigure) {
     auto cluster = ClusterFor(*inst, 4);
     EXPECT_TRUE(cluster.ok()) << name << ": " << cluster.status().ToString();
   }
+}
+
+TEST(CatalogTest, EveryInstanceStatesEachPurchaseOption) {
+  // Each purchase option is present for every instance: with a value and a dated source,
+  // or null with a note that says why (never silently missing, never invented).
+  auto cat = LoadCatalog(DefaultCatalogPath());
+  ASSERT_TRUE(cat.ok()) << cat.status().ToString();
+  for (const Instance& inst : cat->instances) {
+    const auto options = PriceOptions(inst);
+    for (const char* option : {"on_demand", "spot", "savings_plan_1yr", "capacity_block"}) {
+      ASSERT_EQ(options.count(option), 1u) << inst.name << " lacks price_" << option;
+      const Figure& f = inst.figures.at(fmt::format("price_{}_usd_h", option));
+      if (!f.value) {
+        EXPECT_FALSE(f.note.empty()) << inst.name << ": unpublished " << option << " needs a note";
+        continue;
+      }
+      EXPECT_GT(*f.value, 0) << inst.name << " " << option;
+      if (std::string(option) == "on_demand") continue;
+      bool dated = false;
+      for (const std::string& id : f.sources) dated = dated || !cat->sources.at(id).date.empty();
+      EXPECT_TRUE(dated) << inst.name << " " << option;
+    }
+  }
+  // The figures looked up for this catalog (docs/SIMULATOR.md lists their sources).
+  EXPECT_DOUBLE_EQ(cat->Find("p4d.24xlarge")->Get("price_capacity_block_usd_h"), 14.75);
+  EXPECT_DOUBLE_EQ(cat->Find("p5.48xlarge")->Get("price_capacity_block_usd_h"), 39.33);
+  EXPECT_DOUBLE_EQ(cat->Find("trn1.32xlarge")->Get("price_capacity_block_usd_h"), 15.49);
+  EXPECT_FALSE(PriceOptions(*cat->Find("p3.16xlarge")).at("capacity_block").has_value());
+}
+
+TEST(CatalogTest, PriceOptionsAreTheFiguresNamedPrice) {
+  Instance inst;
+  inst.figures["price_on_demand_usd_h"].value = 10;
+  inst.figures["price_spot_usd_h"].value = std::nullopt;
+  inst.figures["pricey_usd_h"].value = 1;  // not price_*: ignored
+  inst.figures["price_usd_h"].value = 1;   // no option name: ignored
+  inst.figures["hbm_gb"].value = 80;
+  const auto options = PriceOptions(inst);
+  ASSERT_EQ(options.size(), 2u);
+  EXPECT_DOUBLE_EQ(*options.at("on_demand"), 10);
+  EXPECT_FALSE(options.at("spot").has_value());
 }
 
 TEST(CatalogTest, P4dModelUsesPerDirectionFigures) {
@@ -75,6 +117,38 @@ TEST(CatalogTest, RejectsAnUndefinedSourceAndBadJson) {
   std::ofstream(path) << "{ not json";
   EXPECT_FALSE(LoadCatalog(path).ok());
   std::remove(path.c_str());
+}
+
+TEST(CatalogTest, RejectsAnUndatedSpotPrice) {
+  // Spot and reserved prices move; a value without a dated source is rejected, while an
+  // undated on-demand price (list price) and an undated null are accepted.
+  const std::string figures = R"("accelerators": {"value": 8, "sources": ["a"], "status": "cited"},
+    "tflops_dense_bf16": {"value": 1, "sources": ["a"], "status": "cited"},
+    "hbm_gb": {"value": 1, "sources": ["a"], "status": "cited"},
+    "hbm_gbps": {"value": 1, "sources": ["a"], "status": "cited"},
+    "intra_gbps_bidir": {"value": 1, "sources": ["a"], "status": "cited"},
+    "nics": {"value": 1, "sources": ["a"], "status": "cited"},
+    "network_gbit": {"value": 1, "sources": ["a"], "status": "cited"},
+    "price_on_demand_usd_h": {"value": 10, "sources": ["a"], "status": "cited"},
+    "price_savings_plan_1yr_usd_h": {"value": null, "sources": ["a"], "status": "cited"},
+    "alpha_intra_us": {"value": 1, "sources": ["a"], "status": "assumed"},
+    "alpha_inter_us": {"value": 1, "sources": ["a"], "status": "assumed"},)";
+  const std::string sources =
+      R"("sources": {"a": {"title": "t", "url": "u"}, "d": {"title": "t", "url": "u", "date": "2024-04-23"}})";
+  const std::string undated =
+      WriteTemp("{" + sources + R"(, "instances": [{"name": "x", "figures": {)" + figures +
+                R"("price_spot_usd_h": {"value": 3, "sources": ["a"], "status": "cited"}}}]})");
+  auto bad = LoadCatalog(undated);
+  std::remove(undated.c_str());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("x.price_spot_usd_h"), std::string::npos);
+  const std::string dated = WriteTemp(
+      "{" + sources + R"(, "instances": [{"name": "x", "figures": {)" + figures +
+      R"("price_spot_usd_h": {"value": 3, "sources": ["a", "d"], "status": "cited"}}}]})");
+  auto good = LoadCatalog(dated);
+  std::remove(dated.c_str());
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  EXPECT_EQ(good->sources.at("d").date, "2024-04-23");
 }
 
 TEST(CatalogTest, RejectsAMissingRequiredFigure) {

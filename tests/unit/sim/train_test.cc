@@ -98,6 +98,94 @@ TEST(TrainTest, OneRankIsComputeAndPricesFollowTheStep) {
   EXPECT_TRUE(s->fits_memory);  // 16 GB of state in 80 GB
 }
 
+TEST(TrainTest, ShippedPurchaseOptionsScaleTheSameStep) {
+  // p4d has on-demand, spot and Capacity Block prices: each option costs the same step at
+  // its own hourly rate; options without a published figure give no cost at all.
+  auto cat = LoadCatalog(DefaultCatalogPath());
+  ASSERT_TRUE(cat.ok());
+  const Instance& p4d = *cat->Find("p4d.24xlarge");
+  auto c = ClusterFor(p4d, 1);
+  ASSERT_TRUE(c.ok());
+  auto s = PredictStep(*c, p4d, TestModel(), TrainConfig{});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_DOUBLE_EQ(s->usd_per_step.at("capacity_block"), 14.75 * s->step_s / 3600);
+  EXPECT_NEAR(
+      s->usd_per_million_samples.at("capacity_block") / s->usd_per_million_samples.at("on_demand"),
+      14.75 / 32.77, 1e-12);
+  EXPECT_EQ(s->usd_per_step.count("spot"), 1u);
+  EXPECT_EQ(s->usd_per_step.count("savings_plan_1yr"), 0u);
+}
+
+TEST(EfficiencyTest, OverrideThenCatalogThenDefault) {
+  Instance inst = TestInstance();
+  TrainConfig cfg;
+  EXPECT_DOUBLE_EQ(EfficiencyFor(inst, cfg).value, kDefaultEfficiency);
+  EXPECT_EQ(EfficiencyFor(inst, cfg).origin, "default (no catalog figure)");
+  inst.figures["efficiency"].value = 0.25;
+  inst.figures["efficiency"].status = "derived";
+  EXPECT_DOUBLE_EQ(EfficiencyFor(inst, cfg).value, 0.25);
+  EXPECT_EQ(EfficiencyFor(inst, cfg).origin, "catalog (derived)");
+  cfg.efficiency = 0.6;
+  EXPECT_DOUBLE_EQ(EfficiencyFor(inst, cfg).value, 0.6);
+  EXPECT_EQ(EfficiencyFor(inst, cfg).origin, "override");
+}
+
+TEST(EfficiencyTest, StepComputeFollowsTheInstanceFactor) {
+  // Same model and peak, catalog efficiency 0.25 vs 0.5: compute time doubles exactly.
+  Instance slow = TestInstance(), fast = TestInstance();
+  slow.figures["efficiency"].value = 0.25;
+  fast.figures["efficiency"].value = 0.5;
+  auto a = PredictStep(Net(1, 100), slow, TestModel(), TrainConfig{});
+  auto b = PredictStep(Net(1, 100), fast, TestModel(), TrainConfig{});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_DOUBLE_EQ(a->compute_s, TestModel().FlopsPerSample() / (100e12 * 0.25));
+  EXPECT_DOUBLE_EQ(a->step_s, 2 * b->step_s);
+  EXPECT_DOUBLE_EQ(a->efficiency.value, 0.25);
+  slow.figures["efficiency"].value = 1.5;  // out of range, from a hand-made instance
+  EXPECT_FALSE(PredictStep(Net(1, 100), slow, TestModel(), TrainConfig{}).ok());
+}
+
+TEST(EfficiencyTest, CommandLineForms) {
+  auto all = ParseEfficiencyOverride("0.4");
+  ASSERT_TRUE(all.ok());
+  EXPECT_DOUBLE_EQ(*all->For("anything"), 0.4);
+  auto some = ParseEfficiencyOverride("p4d.24xlarge=0.45,trn1.32xlarge=0.3");
+  ASSERT_TRUE(some.ok());
+  EXPECT_DOUBLE_EQ(*some->For("p4d.24xlarge"), 0.45);
+  EXPECT_DOUBLE_EQ(*some->For("trn1.32xlarge"), 0.3);
+  EXPECT_FALSE(some->For("p5.48xlarge").has_value());  // keeps the catalog's
+  auto mixed = ParseEfficiencyOverride("0.4,trn1.32xlarge=0.3");
+  ASSERT_TRUE(mixed.ok());
+  EXPECT_DOUBLE_EQ(*mixed->For("trn1.32xlarge"), 0.3);
+  EXPECT_DOUBLE_EQ(*mixed->For("p5.48xlarge"), 0.4);
+  EXPECT_FALSE(ParseEfficiencyOverride("").value().all.has_value());
+  for (const char* bad : {"0", "1.5", "abc", "0.4x", "=0.3", "p4d.24xlarge=", "p4d=-1"}) {
+    EXPECT_FALSE(ParseEfficiencyOverride(bad).ok()) << bad;
+  }
+}
+
+TEST(EfficiencyTest, ShippedFactorsMatchTheirPublishedThroughputs) {
+  // The derived factors are published BERT-Large phase-1 throughputs (seq 128) times the
+  // model's FLOPs per sample over peak: recomputing them checks data and formula agree.
+  auto cat = LoadCatalog(DefaultCatalogPath());
+  auto models = LoadModels(DefaultModelsPath());
+  ASSERT_TRUE(cat.ok() && models.ok());
+  const double flops = models->Find("bert-large")->FlopsPerSample();
+  const auto check = [&](const char* name, double samples_per_s, double chips) {
+    const Instance& inst = *cat->Find(name);
+    const double derived = samples_per_s * flops / (chips * inst.Get("tflops_dense_bf16") * 1e12);
+    EXPECT_NEAR(inst.Get("efficiency"), derived, 0.0015) << name;
+    EXPECT_EQ(EfficiencyFor(inst, TrainConfig{}).origin, "catalog (derived)") << name;
+  };
+  check("p4d.24xlarge", 580, 1);     // DGX A100, 1 GPU
+  check("p3dn.24xlarge", 224, 1);    // DGX-1 V100 32G, 1 GPU
+  check("trn1.32xlarge", 3705, 16);  // one trn1.32xlarge
+  for (const Instance& inst : cat->instances) {
+    ASSERT_EQ(inst.figures.count("efficiency"), 1u) << inst.name;
+    EXPECT_FALSE(inst.figures.at("efficiency").sources.empty()) << inst.name;
+  }
+}
+
 TEST(TrainTest, SlowNetworkExposesCommunicationAndCutsScaling) {
   TrainConfig cfg;
   cfg.efficiency = 0.5;
