@@ -208,8 +208,9 @@ void Communicator::Fail(const Status& cause) {
   failure_ = cause;
   WEFT_WARN("{}", cause.ToString());
   // The links may hold half a message; close them so that peers waiting on this rank
-  // fail now rather than at their deadline, and the error spreads to every rank.
-  mesh_->ShutdownAll();
+  // fail now rather than at their deadline, and the error spreads to every rank. Each
+  // peer is first told the cause, so its error names the rank and failure at the origin.
+  mesh_->AbortAll(cause);
 }
 
 Result<const sched::Schedule*> Communicator::GetSchedule(const sched::CollectiveSpec& spec,

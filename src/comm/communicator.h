@@ -7,7 +7,8 @@
 // progress together (so rings of them cannot deadlock); a collective queued behind them
 // starts when they have completed. After a transport error, a timeout or a mismatch the
 // communicator is failed: the links may hold half a message, so every later call
-// returns Aborted with the original cause.
+// returns Aborted with the original cause. Failing sends each peer the cause
+// (Link::SendAbort) and shuts the links, so every rank's error names the original failure.
 //
 // Thread-safety: one user thread at a time (as NCCL); the worker is internal.
 #pragma once

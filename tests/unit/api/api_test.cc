@@ -229,6 +229,27 @@ TEST_P(TransportTest, OneRanksErrorReachesEveryRankPromptly) {
   });
 }
 
+TEST_P(TransportTest, EveryRankSeesTheOriginalCause) {
+  // As above, but each rank's error must carry the original cause (the count mismatch),
+  // not just "peer closed": the failing rank sends its cause before shutting its links.
+  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
+  ScopedEnv timeout("WEFT_TIMEOUT", "30");
+  std::atomic<int> returned{0};
+  RunRanks(3, [&](int rank, weftComm_t comm) {
+    std::vector<float> buf(rank == 0 ? 64 : 128, 1.0f);
+    weftResult_t res =
+        weftAllReduce(buf.data(), buf.data(), buf.size(), weftFloat32, weftSum, comm);
+    EXPECT_NE(res, weftSuccess) << "rank " << rank;
+    std::string error = weftGetLastError(comm);
+    EXPECT_NE(error.find("different counts"), std::string::npos) << "rank " << rank << ": "
+                                                                 << error;
+    ++returned;
+    auto wait_until = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+    while (returned.load() < 3 && std::chrono::steady_clock::now() < wait_until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, TransportTest, ::testing::Values("tcp", "shm"));
 
 TEST(ApiTest, RendezvousThatNeverCompletesTimesOut) {
