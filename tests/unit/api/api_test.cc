@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <cstdio>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -295,10 +296,13 @@ TEST_P(TransportTest, AbortFromAnotherThreadUnblocksEverything) {
   auto start = std::chrono::steady_clock::now();
   aborted = true;
   EXPECT_EQ(weftCommAbort(comm), weftSuccess);
-  EXPECT_LT(SecondsSince(start), 5.0);
+  double abort_secs = SecondsSince(start);
+  EXPECT_LT(abort_secs, 5.0);
   blocked.join();
   EXPECT_EQ(blocked_result.load(), weftAborted);
   EXPECT_LT(blocked_secs.load(), 10.0);
+  // weftCommAbort frees the handle only once the blocked call has left it.
+  std::printf("weftCommAbort (with the blocked call returned) took %.1f ms\n", abort_secs * 1e3);
   rank1.join();
 }
 
