@@ -100,6 +100,12 @@ WEFT_API weftResult_t weftCommInitFromEnv(weftComm_t* comm);
  * by (key, old rank). */
 WEFT_API weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newcomm);
 WEFT_API weftResult_t weftCommDestroy(weftComm_t comm);
+/* Abandons `comm` and frees it; callable from any thread, also while other threads are
+ * blocked in calls on `comm` (they, and every pending request, return weftAborted within
+ * about 100 ms). Never waits on a peer: peers are told the cause and their calls fail
+ * with an error naming this rank. Requests of `comm` must still be completed with
+ * weftWait or weftTest (their error text is also in weftGetLastError(NULL)). */
+WEFT_API weftResult_t weftCommAbort(weftComm_t comm);
 WEFT_API weftResult_t weftCommCount(const weftComm_t comm, int* count);
 WEFT_API weftResult_t weftCommUserRank(const weftComm_t comm, int* rank);
 

@@ -44,7 +44,8 @@ class Request {
   }
   void wait() {
     weftResult_t r = weftWait(std::exchange(req_, nullptr));
-    if (r != weftSuccess) throw Error(r, weftGetLastError(comm_));
+    // The thread's last error: valid even if the communicator was aborted meanwhile.
+    if (r != weftSuccess) throw Error(r, weftGetLastError(nullptr));
   }
 
  private:
@@ -84,6 +85,13 @@ class Comm {
   Comm& operator=(const Comm&) = delete;
   ~Comm() {
     if (comm_ != nullptr) weftCommDestroy(comm_);
+  }
+
+  // weftCommAbort: abandons every call on this communicator (other threads' too) and
+  // frees it; this Comm becomes empty. Never throws.
+  void abort() noexcept {
+    weftComm_t c = std::exchange(comm_, nullptr);
+    if (c != nullptr) weftCommAbort(c);
   }
 
   weftComm_t get() const { return comm_; }

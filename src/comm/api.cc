@@ -1,8 +1,11 @@
 // The C API: argument plumbing between weft.h and the communicator, and the mapping
 // from Status codes to weftResult_t. Nothing here throws or aborts.
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "comm/communicator.h"
 #include "comm/init.h"
@@ -10,12 +13,15 @@
 #include "weft/weft.h"
 
 struct weftComm {
-  std::unique_ptr<weft::comm::Communicator> impl;
+  // Shared with the requests, so that one completed after weftCommAbort (which frees the
+  // handle and what the communicator owns) can still report its error.
+  std::shared_ptr<weft::comm::Communicator> impl;
+  std::atomic<int> calls{0};  // API calls inside this handle (weftCommAbort waits for them)
 };
 
 struct weftRequest {
   std::shared_ptr<weft::comm::Request> impl;
-  weftComm* comm;
+  std::shared_ptr<weft::comm::Communicator> comm;
   std::string what;
 };
 
@@ -55,6 +61,28 @@ weftResult_t Report(weftComm_t comm, const Status& st) {
   return ToResult(st);
 }
 
+// A request's result: recorded on its communicator and, since the handle may have been
+// aborted (freed) meanwhile, for weftGetLastError(NULL) on this thread as well.
+weftResult_t ReportRequest(const weftRequest& req, const Status& st) {
+  if (!st.ok()) {
+    req.comm->SetLastError(st);
+    t_last_error = st.ToString();
+  }
+  return ToResult(st);
+}
+
+// Counts a call inside a handle for the duration of a scope.
+class InCall {
+ public:
+  explicit InCall(weftComm_t comm) : comm_(comm) { comm_->calls.fetch_add(1); }
+  ~InCall() { comm_->calls.fetch_sub(1); }
+  InCall(const InCall&) = delete;
+  InCall& operator=(const InCall&) = delete;
+
+ private:
+  weftComm_t comm_;
+};
+
 weftResult_t NoComm() {
   t_last_error = "InvalidArgument: communicator is NULL";
   return weftInvalidArgument;
@@ -62,17 +90,19 @@ weftResult_t NoComm() {
 
 weftResult_t Blocking(weftComm_t comm, const Call& call) {
   if (comm == nullptr) return NoComm();
+  InCall in(comm);
   return Report(comm, comm->impl->Run(call));
 }
 
 weftResult_t NonBlocking(weftComm_t comm, const Call& call, weftRequest_t* request) {
   if (comm == nullptr) return NoComm();
+  InCall in(comm);
   if (request == nullptr)
     return Report(comm, weft::InvalidArgument("request pointer is NULL"));
   *request = nullptr;
   auto r = comm->impl->Submit(call);
   if (!r.ok()) return Report(comm, r.status());
-  *request = new weftRequest{std::move(r).value(), comm, weft::comm::CallName(call)};
+  *request = new weftRequest{std::move(r).value(), comm->impl, weft::comm::CallName(call)};
   return weftSuccess;
 }
 
@@ -163,6 +193,7 @@ weftResult_t weftCommInitFromEnv(weftComm_t* comm) {
 
 weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newcomm) {
   if (comm == nullptr) return NoComm();
+  InCall in(comm);
   if (newcomm == nullptr) return Report(comm, weft::InvalidArgument("newcomm is NULL"));
   *newcomm = nullptr;
   auto r = comm->impl->Split(color, key);
@@ -172,6 +203,25 @@ weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newc
 }
 
 weftResult_t weftCommDestroy(weftComm_t comm) {
+  delete comm;
+  return weftSuccess;
+}
+
+weftResult_t weftCommAbort(weftComm_t comm) {
+  if (comm == nullptr) return NoComm();
+  comm->impl->Abort();
+  // Calls running on other threads now return Aborted within a poll interval; free the
+  // handle once they have left it. Only a call that cannot see the abort (a split
+  // connecting its new communicator, bounded by WEFT_TIMEOUT) outlasts the bound; the
+  // handle is then leaked rather than freed under it.
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (comm->calls.load() > 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (comm->calls.load() > 0) {
+    t_last_error = "weftCommAbort: a call on another thread is still inside the communicator "
+                   "after 2 s; its handle is leaked, not freed (everything else was)";
+    return weftSuccess;
+  }
   delete comm;
   return weftSuccess;
 }
@@ -342,7 +392,7 @@ weftResult_t weftWait(weftRequest_t request) {
   // The call is bounded by WEFT_TIMEOUT on the worker; this outer bound only guards
   // against a worker stuck behind many queued calls.
   Status st = owned->impl->Wait(weft::Deadline::AfterSeconds(24 * 3600));
-  return Report(owned->comm, st);
+  return ReportRequest(*owned, st);
 }
 
 weftResult_t weftTest(weftRequest_t request, int* done) {
@@ -354,7 +404,7 @@ weftResult_t weftTest(weftRequest_t request, int* done) {
   }
   *done = 1;
   std::unique_ptr<weftRequest> owned(request);
-  return Report(owned->comm, owned->impl->status());
+  return ReportRequest(*owned, owned->impl->status());
 }
 
 }  // extern "C"

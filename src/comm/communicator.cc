@@ -103,6 +103,7 @@ Status Communicator::Run(const Call& call) {
     return request->Wait(Deadline::AfterSeconds(timeout_s_ * 2 + 60));
   }
   std::unique_lock<std::mutex> lock(mu_);
+  if (stop_) return AbortedCall(call);
   uint64_t seq = NextSeq(call);
   if (queue_.empty() && !worker_busy_) {
     // Nothing ahead of us: run on this thread. Take exec_mu_ before releasing mu_ so that
@@ -132,6 +133,7 @@ Result<std::shared_ptr<Request>> Communicator::Submit(const Call& call) {
   }
   auto request = std::make_shared<Request>();
   std::lock_guard<std::mutex> lock(mu_);
+  if (stop_) return AbortedCall(call);
   if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
   queue_.push_back({call, NextSeq(call), request, false, {}});
   cv_.notify_all();
@@ -180,6 +182,7 @@ Result<std::shared_ptr<Request>> Communicator::EnqueueOnStream(const Call& call,
   }
   if (device < 0) device = gpu::CurrentDevice();
   std::unique_lock<std::mutex> lock(mu_);
+  if (stop_) return AbortedCall(call);
   WEFT_RETURN_IF_ERROR(EnsureDevicePath(device));
   if (device != device_->device())
     return InvalidArgument(fmt::format(
@@ -331,6 +334,7 @@ void Communicator::WorkerLoop() {
 }
 
 void Communicator::StartPointToPoint(Task task) {
+  if (aborting_.load() && failure_.ok()) Fail(AbortCause());
   if (!failure_.ok()) {
     task.request->Complete(Aborted(fmt::format(
         "rank {}: {} refused: the communicator failed earlier: {}", rank_, CallName(task.call),
@@ -349,6 +353,7 @@ void Communicator::StartPointToPoint(Task task) {
 }
 
 void Communicator::ProgressPointToPoint() {
+  if (aborting_.load() && failure_.ok()) Fail(AbortCause());
   if (!failure_.ok()) {
     p2p_->FailAll(Aborted("the communicator failed: " + failure_.ToString()));
     return;
@@ -363,6 +368,7 @@ void Communicator::ProgressPointToPoint() {
 }
 
 Status Communicator::ExecuteOrFail(const Call& call, uint64_t seq) {
+  if (aborting_.load() && failure_.ok()) Fail(AbortCause());
   if (!failure_.ok()) {
     return Aborted(fmt::format("rank {}: {} refused: the communicator failed earlier: {}", rank_,
                                CallName(call), failure_.ToString()));
@@ -380,8 +386,45 @@ void Communicator::Fail(const Status& cause) {
   }
   WEFT_WARN("{}", cause.ToString());
   // The links may hold half a message; close them so that peers waiting on this rank
-  // fail now rather than at their deadline, and the error spreads to every rank.
-  mesh_->ShutdownAll();
+  // fail now rather than at their deadline, and the error spreads to every rank. Each
+  // peer is first told the cause, so its error names the rank and failure at the origin.
+  if (mesh_) mesh_->AbortAll(cause);
+}
+
+Status Communicator::AbortCause() const {
+  return Aborted(fmt::format("rank {} called weftCommAbort", rank_));
+}
+
+Status Communicator::AbortedCall(const Call& call) const {
+  return Aborted(fmt::format("rank {}: {} refused: the communicator was aborted (weftCommAbort)",
+                             rank_, CallName(call)));
+}
+
+void Communicator::Abort() {
+  aborting_.store(true);  // the running call, if any, returns within one poll interval
+  std::deque<Task> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    dropped.swap(queue_);
+    cv_.notify_all();
+  }
+  for (Task& t : dropped) {
+    // A queued device call holds a ticket on its stream: release it, or a stream parked
+    // behind the call (WEFT_CUDA_STREAM_WAIT=memop) would wait forever.
+    if (t.device && device_) device_->gate().Release(t.ticket);
+    t.request->Complete(AbortedCall(t.call));
+  }
+  {
+    std::lock_guard<std::mutex> exec_lock(exec_mu_);
+    if (failure_.ok()) Fail(AbortCause());
+  }
+  // The worker sees stop_ with an empty queue, fails its sends and receives in flight
+  // (failure_ is set) and exits.
+  if (worker_.joinable() && worker_.get_id() != std::this_thread::get_id()) worker_.join();
+  std::lock_guard<std::mutex> exec_lock(exec_mu_);
+  if (p2p_) p2p_->FailAll(AbortCause());
+  mesh_.reset();  // closes sockets, unmaps segments
 }
 
 Result<const sched::Schedule*> Communicator::GetSchedule(const sched::CollectiveSpec& spec,
@@ -408,6 +451,7 @@ Status Communicator::Execute(const Call& call, uint64_t seq, uint16_t kind) {
   ctx.seq = seq;
   ctx.deadline = Deadline::AfterSeconds(timeout_s_);
   ctx.what = CallName(call);
+  ctx.abort = &aborting_;
 
   if (call.kind != CallKind::kCollective) {
     // A point-to-point call is a one-round schedule; its sequence number counts the

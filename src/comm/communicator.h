@@ -7,11 +7,14 @@
 // progress together (so rings of them cannot deadlock); a collective queued behind them
 // starts when they have completed. After a transport error, a timeout or a mismatch the
 // communicator is failed: the links may hold half a message, so every later call
-// returns Aborted with the original cause.
+// returns Aborted with the original cause. Failing sends each peer the cause
+// (Link::SendAbort) and shuts the links, so every rank's error names the original failure.
 //
-// Thread-safety: one user thread at a time (as NCCL); the worker is internal.
+// Thread-safety: one user thread at a time (as NCCL), except Abort(), which any thread may
+// call while others are inside Run, Submit or a request's Wait; the worker is internal.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -65,6 +68,13 @@ class Communicator {
   // Collective over this communicator; nullptr (and ok) for color < 0.
   Result<std::unique_ptr<Communicator>> Split(int color, int key);
 
+  // Abandons everything: the call running now (on any thread) and every queued or pending
+  // call complete with Aborted within one poll interval (<= 100 ms); peers are sent the
+  // cause and the links are shut down and closed; the worker is joined. Returns promptly
+  // whatever the peers' state (never waits on a peer). Afterwards every call returns
+  // Aborted; only LastError, SetLastError and the destructor remain useful. Idempotent.
+  void Abort();
+
   // The last error message on this communicator ("" if none).
   std::string LastError();
   void SetLastError(const Status& status);
@@ -91,6 +101,8 @@ class Communicator {
   Status EnsureDevicePath(int device);     // requires mu_
   Status ExecuteDeviceTask(Task& task);    // requires exec_mu_
   void StartDevicePointToPoint(Task task);  // requires exec_mu_
+  Status AbortCause() const;
+  Status AbortedCall(const Call& call) const;
   Result<const sched::Schedule*> GetSchedule(const sched::CollectiveSpec& spec, size_t esize);
   void WorkerLoop();
   void StartPointToPoint(Task task);  // requires exec_mu_
@@ -102,8 +114,9 @@ class Communicator {
   const uint64_t id_;
   const sched::Planner planner_;
   const double timeout_s_;
-  std::unique_ptr<transport::Mesh> mesh_;
+  std::unique_ptr<transport::Mesh> mesh_;  // null after Abort()
   Bootstrap bootstrap_;
+  std::atomic<bool> aborting_{false};  // set by Abort(); read by running calls
 
   std::mutex mu_;  // guards the fields below up to exec_mu_
   std::condition_variable cv_;

@@ -119,6 +119,8 @@ Status Executor::WaitAll(size_t round_index) {
       moved |= r.value();
     }
     if (AllDone()) return Status::Ok();
+    if (ctx_->abort != nullptr && ctx_->abort->load(std::memory_order_relaxed))
+      return AbortedError(round_index);
     if (moved) {
       backoff_.Reset();
       continue;
@@ -126,6 +128,11 @@ Status Executor::WaitAll(size_t round_index) {
     if (backoff_.TimeToCheck() && ctx_->deadline.expired()) return TimeoutError(round_index);
     backoff_.Idle(active_, ctx_->deadline);
   }
+}
+
+Status Executor::AbortedError(size_t round_index) const {
+  return Aborted(fmt::format("rank {}: {} seq {} aborted by weftCommAbort in round {}",
+                             mesh_->rank(), ctx_->what, ctx_->seq, round_index));
 }
 
 Status Executor::TimeoutError(size_t round_index) const {

@@ -9,6 +9,7 @@
 // allocates nothing. Thread-safety: none; the communicator serialises calls.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct ExecContext {
   uint64_t seq = 0;             // WireHeader::seq
   Deadline deadline = Deadline::Never();
   const char* what = "";        // "allreduce", for error messages
+  // Set by another thread to abandon the call (weftCommAbort): every wait returns Aborted
+  // within one poll interval (Backoff: at most 100 ms). May be null.
+  const std::atomic<bool>* abort = nullptr;
 };
 
 struct Buffers {
@@ -49,6 +53,7 @@ class Executor {
   Status Communicate(const sched::Round& round, size_t round_index);
   Status WaitAll(size_t round_index);
   Status TimeoutError(size_t round_index) const;
+  Status AbortedError(size_t round_index) const;
   void* Ptr(const sched::Slice& s) const;
   transport::WireHeader Header(int step, size_t count) const;
   bool AllDone() const;

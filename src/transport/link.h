@@ -57,6 +57,12 @@ class Link {
   // the link must not be used afterwards.
   virtual void Shutdown() = 0;
 
+  // Best effort, never blocks: tells the peer why this side is failing, before Shutdown(),
+  // so the peer's error quotes the cause (tcp: an abort frame, see wire.h, written only if
+  // the socket takes it now and the stream is at a message boundary; shm: the segment's
+  // cause field). The peer reports it from a pending receive (or a failed send, tcp).
+  virtual void SendAbort(const Status& cause) { (void)cause; }
+
  protected:
   Link(int self, int peer) : self_(self), peer_(peer) {}
   int self_;

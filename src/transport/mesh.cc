@@ -146,4 +146,10 @@ void Mesh::ShutdownAll() {
     if (link) link->Shutdown();
 }
 
+void Mesh::AbortAll(const Status& cause) {
+  for (auto& link : links_)
+    if (link) link->SendAbort(cause);
+  ShutdownAll();
+}
+
 }  // namespace weft::transport

@@ -45,6 +45,8 @@ class Mesh {
   Link* link(int peer) const { return links_[peer].get(); }
   // Shuts every link down (Link::Shutdown): peers waiting on this rank fail at once.
   void ShutdownAll();
+  // Link::SendAbort(cause) on every link, then ShutdownAll(). Never blocks.
+  void AbortAll(const Status& cause);
   // The host identity of every rank (equal strings: same host), from the exchange.
   const std::vector<std::string>& host_ids() const { return host_ids_; }
 

@@ -22,6 +22,7 @@ std::string KindName(uint16_t kind) {
   if (kind < kNumKinds) return kCollectiveNames[kind];
   if (kind == kPointToPoint) return "p2p";
   if (kind == kDeviceSync) return "device-buffer sync";
+  if (kind == kAbortFrame) return "abort";
   return fmt::format("kind {:#x}", kind);
 }
 
@@ -48,6 +49,37 @@ const char* MismatchCause(const WireHeader& got, const WireHeader& expect) {
 }
 
 }  // namespace
+
+WireHeader AbortHeader(Code code, uint64_t text_bytes) {
+  WireHeader h;
+  h.kind = kAbortFrame;
+  h.dtype_op = static_cast<uint32_t>(code);
+  h.bytes = text_bytes;
+  return h;
+}
+
+bool IsAbortFrame(const WireHeader& h) {
+  return h.magic == kWireMagic && h.version == kWireVersion && h.kind == kAbortFrame;
+}
+
+std::string AbortText(const Status& cause) {
+  std::string text = cause.ToString();
+  if (text.size() <= kMaxAbortText) return text;
+  constexpr size_t kHead = 256;
+  constexpr std::string_view kCut = " [...] ";
+  const size_t tail = kMaxAbortText - kHead - kCut.size();
+  return text.substr(0, kHead) + std::string(kCut) + text.substr(text.size() - tail);
+}
+
+Status PeerFailed(int self, int peer, const std::string& via, std::string_view text) {
+  std::string cause(text.substr(0, kMaxAbortText));
+  // The text comes off the wire: keep it printable.
+  for (char& c : cause)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) == 0x7f) c = ' ';
+  return Unavailable(fmt::format("rank {} was told by rank {}{} that it failed: {}", self, peer,
+                                 via.empty() ? "" : " (" + via + ")",
+                                 cause.empty() ? "(no cause given)" : cause));
+}
 
 std::string Describe(const WireHeader& h) {
   return fmt::format("{} seq {} step {} {} {} bytes", KindName(h.kind), h.seq, h.step,

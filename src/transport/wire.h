@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "core/status.h"
 
@@ -36,6 +37,25 @@ static_assert(sizeof(WireHeader) == 32, "WireHeader is 32 bytes on the wire");
 inline constexpr uint32_t PackDtypeOp(uint32_t dtype, uint32_t redop) {
   return (dtype << 8) | (redop & 0xffu);
 }
+
+// An abort frame: a rank whose communicator fails sends it to each peer just before it
+// shuts its links, so the peers' errors carry the original cause (the rank that died,
+// the call that timed out) rather than "connection reset". Header: kind kAbortFrame,
+// dtype_op = the sender's Code, bytes = length of the cause text that follows instead of
+// a payload (at most kMaxAbortText). It is only sent between messages, so a receiver
+// reading a header never finds one inside a payload.
+inline constexpr uint16_t kAbortFrame = 0x200;
+inline constexpr uint64_t kMaxAbortText = 1024;
+
+WireHeader AbortHeader(Code code, uint64_t text_bytes);
+// True for a header with weft's magic and version and kind kAbortFrame.
+bool IsAbortFrame(const WireHeader& h);
+// Shortens a cause to kMaxAbortText bytes, keeping its start and its end (where a
+// forwarded cause keeps the original failure).
+std::string AbortText(const Status& cause);
+// What `self` reports when `peer` sent an abort frame with `text` (possibly truncated):
+// Unavailable, naming the peer and quoting its cause.
+Status PeerFailed(int self, int peer, const std::string& via, std::string_view text);
 
 // "allreduce seq 7 step 3 float32/sum 4096 bytes"
 std::string Describe(const WireHeader& h);

@@ -3,7 +3,8 @@
 // receiving and sending ranks, then the `via` text.
 // Properties: never crashes; ok exactly when the bytes equal the expected header; a bad
 // magic or version is a ProtocolError naming both ranks; any other difference is an
-// InvalidUsage naming both ranks. Describe() accepts any header.
+// InvalidUsage naming both ranks. Describe() accepts any header. PeerFailed (the abort
+// frame's cause, with the `via` text as the cause) is bounded and printable.
 #include <cstring>
 #include <string>
 
@@ -39,5 +40,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     WEFT_FUZZ_CHECK(s.message().find("rank " + std::to_string(peer)) != std::string::npos);
   }
   WEFT_FUZZ_CHECK(!Describe(got).empty());
+  // An abort frame's cause text comes off the wire too: any bytes give a printable,
+  // bounded message naming both ranks.
+  weft::Status failed = PeerFailed(self, peer, "tcp", via);
+  WEFT_FUZZ_CHECK(failed.code() == weft::Code::kUnavailable);
+  WEFT_FUZZ_CHECK(failed.message().size() <= kMaxAbortText + 100);
+  for (char c : failed.message()) WEFT_FUZZ_CHECK(static_cast<unsigned char>(c) >= 0x20);
   return 0;
 }

@@ -71,6 +71,18 @@ case "$CASE" in
     grep -q "weftrun: rank 1 exited with code 3" "$TMP/err" || fail "no failure message: $(cat "$TMP/err")"
     expect_no_leftovers
     ;;
+  keep_going)
+    # --keep-going: rank 1 fails at once; the others still finish their work and exit 0;
+    # weftrun's code is the failing rank's.
+    timeout 60 "$WEFTRUN" -n 3 --keep-going sh -c \
+      'echo $$ > '"$TMP"'/pid.$WEFT_RANK; if [ $WEFT_RANK = 1 ]; then exit 3; fi; sleep 1; echo done $WEFT_RANK' \
+      >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    [ $rc -eq 3 ] || fail "exit code $rc, expected 3"
+    grep -q "weftrun: rank 1 exited with code 3" "$TMP/err" || fail "no failure message: $(cat "$TMP/err")"
+    for r in 0 2; do grep -qx "\[$r\] done $r" "$TMP/out" || fail "rank $r did not finish: $(cat "$TMP/out")"; done
+    expect_no_leftovers
+    ;;
   grace)
     # Rank 0 dies by SIGKILL; rank 1 ignores SIGTERM, so only SIGKILL after --grace ends it.
     t0=$(now_ms)

@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   }
   const std::string store_addr = (*store)->address().ToString();
 
-  weftrun::Supervisor supervisor({opts.grace_s, opts.timeout_s, opts.prefix},
+  weftrun::Supervisor supervisor({opts.grace_s, opts.timeout_s, opts.prefix, opts.keep_going},
                                  signal_fd->get());
   for (int rank = 0; rank < opts.nranks; ++rank) {
     weftrun::SpawnSpec spec{*path, opts.command,

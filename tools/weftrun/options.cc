@@ -39,6 +39,8 @@ ParseOutcome ParseOptions(int argc, char** argv) {
   app.add_option("--timeout", o.timeout_s, "kill the job and exit 124 after SEC seconds (0: none)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("!--no-prefix", o.prefix, "do not prefix output lines with \"[R] \"");
+  app.add_flag("--keep-going", o.keep_going,
+               "when a rank fails, let the others run on (exit code: the first failure's)");
   app.add_option("-x", assignments, "NAME=VALUE: set an environment variable in every rank")
       ->allow_extra_args(false);
   // Everything from the first positional on belongs to the program, even things that

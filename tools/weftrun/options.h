@@ -15,6 +15,7 @@ struct Options {
   double grace_s = 5.0;    // SIGTERM -> SIGKILL delay when tearing the job down
   double timeout_s = 0.0;  // whole-job limit; 0: none
   bool prefix = true;      // "[R] " before every output line
+  bool keep_going = false; // a failing rank does not stop the others
   std::vector<std::pair<std::string, std::string>> extra_env;  // -x NAME=VALUE
   std::vector<std::string> command;  // program and its arguments
 };

@@ -103,6 +103,10 @@ void Supervisor::OnRankExit(Rank& r, int status) {
     code = WEXITSTATUS(status);
     Say("rank " + std::to_string(r.rank) + " exited with code " + std::to_string(code));
   }
+  if (config_.keep_going) {
+    if (exit_code_ == 0) exit_code_ = code;
+    return;
+  }
   BeginTeardown(SIGTERM, code);
 }
 

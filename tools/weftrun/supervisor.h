@@ -18,6 +18,9 @@ struct SupervisorConfig {
   double grace_s = 5.0;
   double timeout_s = 0.0;  // 0: no limit
   bool prefix = true;
+  // A failing rank does not tear the job down: the others run on (e.g. to report the
+  // failure themselves); the exit code is still the first failing rank's.
+  bool keep_going = false;
 };
 
 // Blocks SIGCHLD, SIGINT, SIGTERM and SIGHUP in the calling thread (call before any other

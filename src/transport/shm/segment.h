@@ -36,12 +36,15 @@ struct SideInfo {
   uint64_t probe_addr = 0;
   std::atomic<uint32_t> cma_state{0};  // CmaState
   alignas(64) std::atomic<uint64_t> cma_done{0};
+  // Why this side failed (Link::SendAbort): written before `closed`, read after it.
+  uint32_t abort_bytes = 0;  // of abort_text; 0: no cause given
+  char abort_text[1024] = {};
 };
 
 enum CmaState : uint32_t { kCmaUnknown = 0, kCmaWorks = 1, kCmaDenied = 2 };
 
 inline constexpr uint64_t kSegmentMagic = 0x314d485354464557ull;  // "WEFTSHM1"
-inline constexpr uint32_t kSegmentVersion = 2;
+inline constexpr uint32_t kSegmentVersion = 3;
 
 // At offset 0 of the segment; ring data follows at SegmentLayout::data_offset.
 struct SegmentHeader {

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "transport/shm/cma.h"
 
 namespace weft::transport::shm {
@@ -134,6 +137,14 @@ Result<bool> ShmLink::ProgressRecvs() {
   return moved;
 }
 
+void ShmLink::SendAbort(const Status& cause) {
+  std::string text = AbortText(cause);
+  SideInfo& me = segment_->my_info();
+  size_t n = std::min(text.size(), sizeof(me.abort_text));
+  std::memcpy(me.abort_text, text.data(), n);
+  me.abort_bytes = static_cast<uint32_t>(n);  // published by the release store of `closed`
+}
+
 Status ShmLink::CheckPeer() {
   const SideInfo& peer = segment_->peer_info();
   // Closed is stored after the peer's last write (release), so once it is seen, the
@@ -142,6 +153,8 @@ Status ShmLink::CheckPeer() {
   if (peer.closed.load(std::memory_order_acquire) != 0) {
     bool recv_stuck = !recvs_.empty() && in_.Readable() == 0;
     if (recv_stuck || !sends_.empty() || !cma_unacked_.empty()) {
+      uint32_t n = std::min<uint32_t>(peer.abort_bytes, sizeof(peer.abort_text));
+      if (n > 0) return PeerFailed(self_, peer_, "shm", std::string_view(peer.abort_text, n));
       return Unavailable(
           fmt::format("rank {} lost connection to rank {} (shm): peer closed", self_, peer_));
     }

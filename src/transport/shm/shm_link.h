@@ -41,6 +41,7 @@ class ShmLink final : public Link {
   bool single_copy() const { return cma_threshold_ > 0; }
   const char* Name() const override { return "shm"; }
   void Shutdown() override { segment_->MarkClosed(); }
+  void SendAbort(const Status& cause) override;
 
   // How long without progress before checking whether the peer process is alive.
   static constexpr std::chrono::milliseconds kLivenessInterval{100};

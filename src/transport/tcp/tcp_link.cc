@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 namespace weft::transport::tcp {
 namespace {
@@ -37,7 +38,10 @@ Result<bool> TcpLink::Progress() {
   if (!failed_.ok()) return failed_;
   Result<bool> s = ProgressSends();
   if (!s.ok()) {
-    failed_ = s.status();
+    // A peer that failed closes its end after an abort frame, which may sit behind
+    // messages still to be read: read on, so the error can carry the peer's cause.
+    Result<bool> r = ProgressRecvs();
+    failed_ = !r.ok() && peer_failed_ ? r.status() : PeerCauseOr(s.status());
     return failed_;
   }
   Result<bool> r = ProgressRecvs();
@@ -114,7 +118,20 @@ Result<bool> TcpLink::ProgressRecvs() {
       in_header_off_ += static_cast<uint64_t>(r);
       moved = true;
       if (in_header_off_ < kHdr) continue;
-      WEFT_RETURN_IF_ERROR(CheckHeader(in_header_, op->expect, self_, peer_, "tcp " + peer_addr_));
+      if (IsAbortFrame(in_header_)) {
+        if (in_header_.bytes > kMaxAbortText)
+          return ProtocolError(fmt::format("rank {}: abort frame of {} bytes from rank {} (tcp {})",
+                                           self_, in_header_.bytes, peer_, peer_addr_));
+        abort_text_.clear();
+      } else {
+        WEFT_RETURN_IF_ERROR(
+            CheckHeader(in_header_, op->expect, self_, peer_, "tcp " + peer_addr_));
+      }
+    }
+    if (IsAbortFrame(in_header_)) {
+      Result<bool> r = ReadAbortText();
+      if (!r.ok()) return r.status();
+      return moved || r.value();
     }
     if (recv_off_ < op->expect.bytes) {
       ssize_t r = ::recv(fd_.get(), static_cast<uint8_t*>(op->data) + recv_off_,
@@ -136,6 +153,74 @@ Result<bool> TcpLink::ProgressRecvs() {
     moved = true;
   }
   return moved;
+}
+
+Result<bool> TcpLink::ReadAbortText() {
+  bool moved = false;
+  char buf[kMaxAbortText];
+  while (abort_text_.size() < in_header_.bytes) {
+    ssize_t r = ::recv(fd_.get(), buf, in_header_.bytes - abort_text_.size(), MSG_DONTWAIT);
+    if (r == 0) break;  // what arrived is all there is
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return moved;
+      break;
+    }
+    abort_text_.append(buf, static_cast<size_t>(r));
+    moved = true;
+  }
+  peer_failed_ = true;
+  return PeerFailed(self_, peer_, "tcp " + peer_addr_, abort_text_);
+}
+
+Status TcpLink::PeerCauseOr(Status err) {
+  if (in_header_off_ != 0) return err;  // not at a message boundary
+  WireHeader h;
+  ssize_t r = ::recv(fd_.get(), &h, kHdr, MSG_DONTWAIT | MSG_PEEK);
+  if (r != static_cast<ssize_t>(kHdr) || !IsAbortFrame(h) || h.bytes > kMaxAbortText) return err;
+  if (::recv(fd_.get(), &in_header_, kHdr, MSG_DONTWAIT) != static_cast<ssize_t>(kHdr)) return err;
+  abort_text_.clear();
+  Result<bool> text = ReadAbortText();
+  if (text.ok()) return PeerFailed(self_, peer_, "tcp " + peer_addr_, abort_text_);
+  return text.status();
+}
+
+size_t TcpLink::WriteNow(const void* data, size_t n) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = ::send(fd_.get(), static_cast<const uint8_t*>(data) + done, n - done,
+                       MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) break;
+    done += static_cast<size_t>(w);
+  }
+  return done;
+}
+
+void TcpLink::SendAbort(const Status& cause) {
+  if (!fd_.valid()) return;
+  // A frame must not land inside a payload: finish the message in progress first, if
+  // the socket takes the rest of it now; otherwise the peer reads "peer closed".
+  if (send_off_ > 0 && !sends_.empty()) {
+    SendOp* op = sends_.front();
+    if (send_off_ < kHdr) {
+      size_t want = kHdr - send_off_;
+      size_t n = WriteNow(reinterpret_cast<uint8_t*>(&op->header) + send_off_, want);
+      send_off_ += n;
+      if (n < want) return;
+    }
+    uint64_t done = send_off_ - kHdr;
+    size_t want = op->header.bytes - done;
+    if (WriteNow(static_cast<const uint8_t*>(op->data) + done, want) < want) return;
+    sends_.pop_front();
+    send_off_ = 0;
+  }
+  std::string text = AbortText(cause);
+  std::string frame(kHdr + text.size(), '\0');
+  WireHeader h = AbortHeader(cause.code(), text.size());
+  std::memcpy(frame.data(), &h, kHdr);
+  std::memcpy(frame.data() + kHdr, text.data(), text.size());
+  WriteNow(frame.data(), frame.size());
 }
 
 void TcpLink::Shutdown() {

@@ -7,6 +7,8 @@
 // kernel buffers them, and TCP flow control holds the sender back), so the link never
 // needs memory of its own for early messages.
 //
+// A header of kind kAbortFrame (wire.h) ends the link with the peer's cause.
+//
 // Never blocks: every syscall is MSG_DONTWAIT. The executor polls PollFd() for POLLIN,
 // and for POLLOUT while WantsWrite().
 //
@@ -33,6 +35,7 @@ class TcpLink final : public Link {
   bool Busy() const override { return !sends_.empty() || !recvs_.empty(); }
   int PollFd() const override { return fd_.get(); }
   void Shutdown() override;
+  void SendAbort(const Status& cause) override;
   bool WantsWrite() const override { return !sends_.empty(); }
   const char* Name() const override { return "tcp"; }
 
@@ -42,6 +45,14 @@ class TcpLink final : public Link {
   // Unavailable (closed/reset) or SystemError for a failed send/recv; `err` is errno,
   // 0 for EOF.
   Status ConnectionError(int err, bool mid_message) const;
+  // Reads the cause text of an abort frame whose header is in in_header_: false while
+  // more is to come, else the PeerFailed error.
+  Result<bool> ReadAbortText();
+  // After a failed send: if the peer's abort frame is waiting at a message boundary,
+  // its cause replaces `err`.
+  Status PeerCauseOr(Status err);
+  // Non-blocking writes of [data, data + n): how many bytes the socket took.
+  size_t WriteNow(const void* data, size_t n);
 
   net::Fd fd_;
   std::string peer_addr_;
@@ -53,6 +64,8 @@ class TcpLink final : public Link {
   WireHeader in_header_;
   uint64_t in_header_off_ = 0;  // bytes of in_header_ read so far
   uint64_t recv_off_ = 0;       // payload bytes of the front recv read so far
+  std::string abort_text_;      // cause text of an abort frame being read
+  bool peer_failed_ = false;    // an abort frame was read: the error is the peer's cause
 
   Status failed_;
 };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/env.h"
 #include "core/log.h"
 
 namespace weft::transport::tcp {
@@ -279,9 +281,45 @@ Result<std::vector<TcpConnection>> ConnectPeers(int self, int size, uint64_t com
   return out;
 }
 
+Result<int> KeepAliveFromEnv() {
+  WEFT_ASSIGN_OR_RETURN(long long s, GetEnvInt("WEFT_TCP_KEEPALIVE", kDefaultKeepAliveS));
+  if (s < 0 || s > 86400)
+    return InvalidArgument(fmt::format(
+        "WEFT_TCP_KEEPALIVE must be 0 (off) or seconds up to 86400, got {}", s));
+  return static_cast<int>(s);
+}
+
+KeepAliveTimes KeepAliveTimesFor(int seconds) {
+  KeepAliveTimes t;
+  t.idle_s = std::max(1, seconds / 2);
+  t.interval_s = std::max(1, seconds / 6);
+  t.probes = 3;
+  return t;
+}
+
+namespace {
+
+Status SetKeepAlive(int fd, int seconds) {
+  int on = seconds > 0 ? 1 : 0;
+  if (::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on)) != 0)
+    return ErrnoStatus("setsockopt(SO_KEEPALIVE)", errno);
+  if (!on) return Status::Ok();
+  KeepAliveTimes t = KeepAliveTimesFor(seconds);
+  const std::pair<int, int> opts[] = {
+      {TCP_KEEPIDLE, t.idle_s}, {TCP_KEEPINTVL, t.interval_s}, {TCP_KEEPCNT, t.probes}};
+  for (auto [opt, value] : opts)
+    if (::setsockopt(fd, IPPROTO_TCP, opt, &value, sizeof(value)) != 0)
+      return ErrnoStatus("setsockopt(TCP_KEEP*)", errno);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status TuneDataSocket(int fd) {
   WEFT_RETURN_IF_ERROR(net::SetNonBlocking(fd, true));
   WEFT_RETURN_IF_ERROR(net::SetNoDelay(fd));
+  WEFT_ASSIGN_OR_RETURN(int keepalive_s, KeepAliveFromEnv());
+  WEFT_RETURN_IF_ERROR(SetKeepAlive(fd, keepalive_s));
   // Setting SO_SNDBUF/SO_RCVBUF turns off Linux's buffer autotuning and is capped by
   // net.core.{w,r}mem_max (often only 208 KiB), which would make buffers smaller, not
   // larger. So ask only when the caps allow the full size; otherwise autotuning (up to

@@ -53,8 +53,21 @@ Result<std::vector<TcpConnection>> ConnectPeers(int self, int size, uint64_t com
                                                 const std::vector<int>& accept_from,
                                                 const Deadline& deadline);
 
-// Socket settings for a data connection: non-blocking, TCP_NODELAY, and large kernel
-// buffers where the system allows them.
+// Socket settings for a data connection: non-blocking, TCP_NODELAY, large kernel
+// buffers where the system allows them, and TCP keep-alive (KeepAliveFromEnv).
 Status TuneDataSocket(int fd);
+
+// WEFT_TCP_KEEPALIVE: seconds of silence after which a peer whose host vanished (no FIN,
+// no RST: power loss, cable, partition) is declared dead; default kDefaultKeepAliveS,
+// 0 turns keep-alive off. The kernel probes an idle connection after half of it, then
+// three times more at a sixth of it each (see KeepAliveTimes); a probe is only sent
+// while nothing else crosses the connection, so a busy link pays nothing. A pending or
+// later read or write then fails with "connection timed out".
+inline constexpr int kDefaultKeepAliveS = 10;
+Result<int> KeepAliveFromEnv();
+struct KeepAliveTimes {
+  int idle_s, interval_s, probes;
+};
+KeepAliveTimes KeepAliveTimesFor(int seconds);  // seconds > 0
 
 }  // namespace weft::transport::tcp

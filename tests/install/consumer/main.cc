@@ -10,5 +10,7 @@ int main() {
   comm.allreduce(v.data(), out.data(), v.size(), weftMax);
   std::printf("consumer_cpp: rank %d of %d: %d %d %d\n", comm.rank(), comm.size(), out[0],
               out[1], out[2]);
-  return out == v ? 0 : 1;
+  if (out != v) return 1;
+  comm.abort();  // weftCommAbort: frees the communicator; the Comm is empty afterwards
+  return comm.get() == nullptr ? 0 : 1;
 }

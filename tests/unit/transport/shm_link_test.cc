@@ -207,6 +207,19 @@ TEST(ShmLinkTest, PeerClosedIsUnavailable) {
   EXPECT_EQ(st.message(), "rank 1 lost connection to rank 0 (shm): peer closed");
 }
 
+TEST(ShmLinkTest, AbortCauseReachesThePeer) {
+  Pair p = MakePair(UniqueCommId(), 4096);
+  std::vector<uint8_t> got(10);
+  RecvOp r{Header(0, 1, 0, 10), got.data()};
+  p.b->PostRecv(&r);
+  p.a->SendAbort(Aborted("rank 0 called weftCommAbort"));
+  p.a->Shutdown();
+  Status st = Pump({p.b.get()}, Deadline::AfterSeconds(5));
+  EXPECT_EQ(st.code(), Code::kUnavailable);
+  EXPECT_THAT(st.message(), HasSubstr("rank 1 was told by rank 0 (shm) that it failed"));
+  EXPECT_THAT(st.message(), HasSubstr("rank 0 called weftCommAbort"));
+}
+
 // A peer process killed mid-transfer is noticed through its pid within a few seconds,
 // even before its parent reaps it (a zombie counts as dead).
 TEST(ShmLinkTest, KilledPeerProcessIsDetected) {

@@ -26,6 +26,29 @@ TEST(WireTest, DescribeNamesEveryKind) {
   EXPECT_THAT(Describe(Header(77, 1, 0, 0, 0xffff)), HasSubstr("dtype_op 0xffff"));
 }
 
+TEST(WireTest, AbortFrames) {
+  WireHeader h = AbortHeader(Code::kAborted, 12);
+  EXPECT_TRUE(IsAbortFrame(h));
+  EXPECT_EQ(h.bytes, 12u);
+  EXPECT_FALSE(IsAbortFrame(Header(0, 7, 2, 4096)));
+  h.magic = 0;
+  EXPECT_FALSE(IsAbortFrame(h));
+  EXPECT_EQ(Describe(AbortHeader(Code::kAborted, 3)).rfind("abort seq 0", 0), 0u);
+
+  // Long causes keep their start and their end (the original failure of a forwarded one).
+  std::string longer = "rank 5 failed: " + std::string(5000, 'x') + " rank 2 (pid 7) died";
+  std::string text = AbortText(Unavailable(longer));
+  EXPECT_EQ(text.size(), kMaxAbortText);
+  EXPECT_THAT(text, HasSubstr("rank 5 failed"));
+  EXPECT_THAT(text, HasSubstr("rank 2 (pid 7) died"));
+  EXPECT_EQ(AbortText(Aborted("short")), "Aborted: short");
+
+  Status st = PeerFailed(1, 0, "shm", std::string("bad\nline\x01", 9));
+  EXPECT_EQ(st.code(), Code::kUnavailable);
+  EXPECT_EQ(st.message(), "rank 1 was told by rank 0 (shm) that it failed: bad line ");
+  EXPECT_THAT(PeerFailed(1, 0, "", "").message(), HasSubstr("(no cause given)"));
+}
+
 TEST(WireTest, CheckHeaderAcceptsTheExpectedHeader) {
   EXPECT_TRUE(CheckHeader(Header(0, 7, 2, 4096), Header(0, 7, 2, 4096), 1, 3).ok());
 }
