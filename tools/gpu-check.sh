@@ -27,6 +27,11 @@ fi
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv 2>/dev/null ||
   echo "(nvidia-smi not available)"
 
+if skip=$("$CHECK" kernels 2>&1 | grep '^SKIP'); then
+  echo "gpu-check: SKIPPED: $skip"
+  exit 0
+fi
+
 status=0
 step() {
   echo

@@ -44,7 +44,8 @@ Communicator::Communicator(int rank, int size, uint64_t id, sched::Planner plann
       planner_(std::move(planner)),
       timeout_s_(timeout_s),
       send_seq_(size, 0),
-      recv_seq_(size, 0) {}
+      recv_seq_(size, 0),
+      recorder_(std::make_unique<FlightRecorder>(id, rank, size)) {}
 
 Result<std::unique_ptr<Communicator>> Communicator::Create(int rank, int size, uint64_t comm_id,
                                                            const transport::AllGatherFn& allgather,
@@ -385,6 +386,7 @@ void Communicator::Fail(const Status& cause) {
     if (async_error_.ok()) async_error_ = cause;
   }
   WEFT_WARN("{}", cause.ToString());
+  recorder_->DumpIfEnabled(cause.code() == Code::kDeadlineExceeded ? "timeout" : "failure");
   // The links may hold half a message; close them so that peers waiting on this rank
   // fail now rather than at their deadline, and the error spreads to every rank. Each
   // peer is first told the cause, so its error names the rank and failure at the origin.
@@ -428,8 +430,9 @@ void Communicator::Abort() {
 }
 
 Result<const sched::Schedule*> Communicator::GetSchedule(const sched::CollectiveSpec& spec,
-                                                         size_t esize) {
+                                                         size_t esize, const char** algo_name) {
   WEFT_ASSIGN_OR_RETURN(const sched::Algorithm* algo, planner_.Choose({spec, esize}));
+  if (algo_name != nullptr) *algo_name = algo->name;
   auto key = std::make_tuple(static_cast<int>(spec.coll), spec.root, spec.count,
                              static_cast<const void*>(algo));
   auto it = schedules_.find(key);
@@ -444,8 +447,19 @@ Result<const sched::Schedule*> Communicator::GetSchedule(const sched::Collective
 }
 
 Status Communicator::Execute(const Call& call, uint64_t seq, uint16_t kind) {
+  const char* op = kind == transport::kDeviceSync ? "device-sync" : CallName(call);
+  exec::Progress* progress = recorder_->Begin(seq, op, call.count * DataTypeSize(call.dtype),
+                                              DataTypeName(call.dtype), "");
+  Status st = ExecuteSchedule(call, seq, kind, progress);
+  recorder_->End(st);
+  return st;
+}
+
+Status Communicator::ExecuteSchedule(const Call& call, uint64_t seq, uint16_t kind,
+                                     exec::Progress* progress) {
   const size_t esize = DataTypeSize(call.dtype);
   exec::ExecContext ctx;
+  ctx.progress = progress;
   ctx.dtype = call.dtype;
   ctx.op = call.op;
   ctx.seq = seq;
@@ -466,13 +480,16 @@ Status Communicator::Execute(const Call& call, uint64_t seq, uint16_t kind) {
     p2p.rounds.push_back({{step}});
     ctx.kind = transport::kPointToPoint;
     ctx.op = RedOp::kSum;
+    recorder_->SetAlgo("p2p");
     return executor_->Run(p2p, ctx, {call.send, call.recv, nullptr});
   }
 
   ctx.kind = kind != 0 ? kind : static_cast<uint16_t>(call.coll);
   sched::CollectiveSpec spec{call.coll, rank_, size_, call.root, call.count};
   if (call.coll == Collective::kBarrier) spec.count = 0;
-  WEFT_ASSIGN_OR_RETURN(const sched::Schedule* schedule, GetSchedule(spec, esize));
+  const char* algo = "";
+  WEFT_ASSIGN_OR_RETURN(const sched::Schedule* schedule, GetSchedule(spec, esize, &algo));
+  recorder_->SetAlgo(algo);
 
   exec::Buffers bufs{call.send, call.recv, nullptr};
   const size_t in_bytes = sched::InputCount(spec) * esize;

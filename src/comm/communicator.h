@@ -29,6 +29,7 @@
 #include "comm/aligned_buffer.h"
 #include "comm/call.h"
 #include "comm/device_path.h"
+#include "comm/flight_recorder.h"
 #include "comm/request.h"
 #include "core/status.h"
 #include "exec/executor.h"
@@ -103,7 +104,10 @@ class Communicator {
   void StartDevicePointToPoint(Task task);  // requires exec_mu_
   Status AbortCause() const;
   Status AbortedCall(const Call& call) const;
-  Result<const sched::Schedule*> GetSchedule(const sched::CollectiveSpec& spec, size_t esize);
+  Status ExecuteSchedule(const Call& call, uint64_t seq, uint16_t kind,
+                         exec::Progress* progress);  // requires exec_mu_
+  Result<const sched::Schedule*> GetSchedule(const sched::CollectiveSpec& spec, size_t esize,
+                                             const char** algo_name = nullptr);
   void WorkerLoop();
   void StartPointToPoint(Task task);  // requires exec_mu_
   void ProgressPointToPoint();        // requires exec_mu_
@@ -126,6 +130,7 @@ class Communicator {
   std::thread worker_;
   uint64_t coll_seq_ = 0;
   std::vector<uint64_t> send_seq_, recv_seq_;
+  std::unique_ptr<FlightRecorder> recorder_;  // thread-safe
   uint64_t split_count_ = 0;
 
   std::mutex exec_mu_;  // held while a call executes; guards the fields below

@@ -106,6 +106,10 @@ bool Executor::AllDone() const {
 
 Status Executor::WaitAll(size_t round_index) {
   backoff_.Reset();
+  if (ctx_->progress != nullptr) {  // two relaxed stores per round; refined while idle
+    ctx_->progress->round.store(static_cast<int32_t>(round_index), std::memory_order_relaxed);
+    ctx_->progress->waiting_for.store(FirstPendingPeer(), std::memory_order_relaxed);
+  }
   while (true) {
     bool moved = false;
     for (auto* link : active_) {
@@ -125,9 +129,23 @@ Status Executor::WaitAll(size_t round_index) {
       backoff_.Reset();
       continue;
     }
-    if (backoff_.TimeToCheck() && ctx_->deadline.expired()) return TimeoutError(round_index);
+    if (backoff_.TimeToCheck()) {
+      if (ctx_->progress != nullptr) {
+        ctx_->progress->round.store(static_cast<int32_t>(round_index), std::memory_order_relaxed);
+        ctx_->progress->waiting_for.store(FirstPendingPeer(), std::memory_order_relaxed);
+      }
+      if (ctx_->deadline.expired()) return TimeoutError(round_index);
+    }
     backoff_.Idle(active_, ctx_->deadline);
   }
+}
+
+int Executor::FirstPendingPeer() const {
+  for (size_t i = 0; i < recvs_.size(); ++i)
+    if (!recvs_[i].done) return recv_peers_[i];
+  for (size_t i = 0; i < sends_.size(); ++i)
+    if (!sends_[i].done) return send_peers_[i];
+  return -1;
 }
 
 Status Executor::AbortedError(size_t round_index) const {

@@ -17,6 +17,7 @@
 #include "core/status.h"
 #include "core/types.h"
 #include "exec/backoff.h"
+#include "exec/progress.h"
 #include "sched/schedule.h"
 #include "transport/mesh.h"
 
@@ -32,6 +33,8 @@ struct ExecContext {
   // Set by another thread to abandon the call (weftCommAbort): every wait returns Aborted
   // within one poll interval (Backoff: at most 100 ms). May be null.
   const std::atomic<bool>* abort = nullptr;
+  // Where the call is, for the flight recorder. May be null.
+  Progress* progress = nullptr;
 };
 
 struct Buffers {
@@ -57,6 +60,7 @@ class Executor {
   void* Ptr(const sched::Slice& s) const;
   transport::WireHeader Header(int step, size_t count) const;
   bool AllDone() const;
+  int FirstPendingPeer() const;
 
   transport::Mesh* mesh_;
   // The call being run.

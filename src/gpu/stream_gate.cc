@@ -25,13 +25,13 @@ using WaitValueFn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int
 // WEFT_CUDA_STREAM_WAIT=memop asks for it; nullptr (synchronous) by default.
 //
 // Why not the default: on an H200 (driver 580), with ranks as processes sharing the
-// GPU, parking the caller's stream on the flag deadlocked as soon as the caller blocked
-// in the driver (a cudaMemcpy to pageable memory, cudaStreamSynchronize) while the
-// worker still had CUDA calls to make for the collective (IPC, copies): the worker's
-// calls waited for the caller's, which waited for the worker's release. The gate test
-// (one thread, no such call) passed; the multi-rank check hung. Until the device work
-// is enqueued on the caller's stream at call time (kernels that synchronise with peers
-// through memory, NCCL's design), stream calls are synchronous.
+// GPU, the multi-rank check hung with the caller's stream parked on the flag: when the
+// caller then blocked in the driver (a copy into pageable memory: both paths; in
+// cudaStreamSynchronize: the direct path, whose worker opens CUDA IPC handles) while the
+// worker still had CUDA calls to make for the collective. The gate test (one thread, no
+// such call) passed. Until the device work is enqueued on the caller's stream at call
+// time (kernels that synchronise with peers through memory, NCCL's design), stream calls
+// are synchronous (docs/GPU.md).
 // (Since CUDA 12 the memory operations need no opt-in; the device attribute
 // CAN_USE_STREAM_MEM_OPS_V1 describes the retired v1 API and reads 0 on that H200
 // although the v2 calls work, so it is not consulted.)
