@@ -15,13 +15,17 @@
 
 namespace weft::gpu {
 
-class DeviceBuffer {
+enum class MemoryKind { kDevice, kPinnedHost };
+
+template <MemoryKind kKind>
+class GrowingBuffer {
  public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer();
-  // At least `bytes` of device memory on the current device (contents not kept).
+  GrowingBuffer() = default;
+  GrowingBuffer(const GrowingBuffer&) = delete;
+  GrowingBuffer& operator=(const GrowingBuffer&) = delete;
+  ~GrowingBuffer();
+  // At least `bytes` (contents not kept): device memory on the current device, or
+  // page-locked host memory.
   Result<void*> Reserve(size_t bytes);
 
  private:
@@ -30,19 +34,7 @@ class DeviceBuffer {
   std::vector<void*> retired_;
 };
 
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  ~PinnedBuffer();
-  // At least `bytes` of page-locked host memory (contents not kept).
-  Result<void*> Reserve(size_t bytes);
-
- private:
-  void* ptr_ = nullptr;
-  size_t size_ = 0;
-  std::vector<void*> retired_;
-};
+using DeviceBuffer = GrowingBuffer<MemoryKind::kDevice>;
+using PinnedBuffer = GrowingBuffer<MemoryKind::kPinnedHost>;
 
 }  // namespace weft::gpu
