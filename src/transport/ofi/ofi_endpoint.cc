@@ -4,11 +4,15 @@
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
 
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <cstring>
 
 #include "core/env.h"
 #include "core/log.h"
+#include "net/socket.h"
 #include "transport/ofi/ofi_link.h"
 
 namespace weft::transport::ofi {
@@ -45,15 +49,39 @@ InfoPtr Hints(const char* provider) {
   return h;
 }
 
-// The first fi_info for `provider`, or an error with libfabric's reason.
-Result<InfoPtr> GetInfo(const char* provider) {
+// The first fi_info for `provider` (bound to `node` when given), or an error with
+// libfabric's reason.
+Result<InfoPtr> GetInfo(const char* provider, const char* node = nullptr) {
   InfoPtr hints = Hints(provider);
   if (!hints) return Internal("fi_allocinfo failed");
   fi_info* info = nullptr;
-  int ret = fi_getinfo(kFiVersion, nullptr, nullptr, 0, hints.get(), &info);
+  int ret = fi_getinfo(kFiVersion, node, nullptr, node ? FI_SOURCE : 0, hints.get(), &info);
   if (ret != 0 || info == nullptr)
     return Unavailable(FiError(fmt::format("fi_getinfo(provider '{}')", provider).c_str(), ret));
   return InfoPtr(info);
+}
+
+// Providers addressed by IP (tcp, and verbs through rxm's IPoIB addressing) would
+// otherwise pick an interface (or the wildcard address) themselves: bind them to the
+// first interface WEFT_SOCKET_IFNAME / WEFT_SOCKET_FAMILY select, as the tcp transport
+// does, so that peers on other hosts can reach the address in the card.
+Result<InfoPtr> BindToInterface(InfoPtr info, int rank) {
+  uint32_t f = info->addr_format;
+  if (f != FI_SOCKADDR_IN && f != FI_SOCKADDR_IN6 && f != FI_SOCKADDR) return info;
+  WEFT_ASSIGN_OR_RETURN(std::vector<net::Interface> ifs, net::SelectInterfaces());
+  if (ifs.empty()) return info;
+  char host[NI_MAXHOST];
+  const net::SockAddr& a = ifs[0].addr;
+  if (getnameinfo(reinterpret_cast<const sockaddr*>(&a.storage), a.len, host, sizeof(host),
+                  nullptr, 0, NI_NUMERICHOST) != 0)
+    return info;
+  std::string prov = info->fabric_attr->prov_name;
+  Result<InfoPtr> bound = GetInfo(prov.c_str(), host);
+  if (!bound.ok())
+    return bound.status().WithContext(
+        fmt::format("rank {}: binding the ofi endpoint to {} ({})", rank, ifs[0].name, host));
+  WEFT_INFO("rank {}: ofi endpoint on {} ({})", rank, ifs[0].name, host);
+  return bound;
 }
 
 }  // namespace
@@ -109,6 +137,7 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
       return Unavailable(fmt::format("rank {}: no libfabric provider for the ofi transport{}",
                                      rank, tried));
   }
+  WEFT_ASSIGN_OR_RETURN(info, BindToInterface(std::move(info), rank));
   e->info_ = info.release();
   e->provider_ = e->info_->fabric_attr->prov_name ? e->info_->fabric_attr->prov_name : "?";
   e->limits_ = LimitsFor(e->info_);
