@@ -50,6 +50,8 @@ const char* TransportModeName(TransportMode mode) {
       return "tcp";
     case TransportMode::kShm:
       return "shm";
+    case TransportMode::kOfi:
+      return "ofi";
   }
   return "?";
 }
@@ -59,12 +61,17 @@ std::string EncodeCard(const Card& card) {
       fmt::format("{}\nrank {} size {} comm {:016x} mode {}\nhost {}\ntcp", kCardVersionLine,
                   card.rank, card.size, card.comm_id, TransportModeName(card.mode), card.host_id);
   for (const auto& a : card.tcp) out += " " + a.ToString();
+  if (!card.ofi_provider.empty()) {
+    out += fmt::format("\nofi {} ", card.ofi_provider);
+    for (uint8_t b : card.ofi_addr) out += fmt::format("{:02x}", b);
+  }
   return out;
 }
 
 Result<Card> DecodeCard(const std::string& text) {
   std::vector<std::string> lines = Split(text, '\n');
-  if (lines.size() != 4) return Bad(fmt::format("{} lines, expected 4", lines.size()), text);
+  if (lines.size() != 4 && lines.size() != 5)
+    return Bad(fmt::format("{} lines, expected 4 or 5", lines.size()), text);
   if (lines[0] != kCardVersionLine) return Bad("unknown version line", lines[0]);
 
   Card card;
@@ -81,6 +88,8 @@ Result<Card> DecodeCard(const std::string& text) {
     card.mode = TransportMode::kTcp;
   } else if (f[7] == "shm") {
     card.mode = TransportMode::kShm;
+  } else if (f[7] == "ofi") {
+    card.mode = TransportMode::kOfi;
   } else {
     return Bad("unknown mode", lines[1]);
   }
@@ -99,6 +108,17 @@ Result<Card> DecodeCard(const std::string& text) {
     if (!a.ok()) return Bad(a.status().message(), lines[3]);
     if (a->port() == 0) return Bad("tcp address without port '" + t[i] + "'", lines[3]);
     card.tcp.push_back(a.value());
+  }
+  if (lines.size() == 5) {
+    std::vector<std::string> o = Split(lines[4], ' ');
+    if (o.size() != 3 || o[0] != "ofi" || !IsToken(o[1]) || o[2].empty() || o[2].size() % 2 != 0)
+      return Bad("bad ofi line", lines[4]);
+    card.ofi_provider = o[1];
+    for (size_t i = 0; i < o[2].size(); i += 2) {
+      uint8_t b = 0;
+      if (!ParseNumber(o[2].substr(i, 2), &b, 16)) return Bad("bad ofi address", lines[4]);
+      card.ofi_addr.push_back(b);
+    }
   }
   return card;
 }

@@ -8,6 +8,8 @@
 //   rank 3 size 4 comm 00000000deadbeef mode auto
 //   host myhost|5f1c...|net:[4026531840]
 //   tcp 10.0.0.2:4312 127.0.0.1:4312        (no addresses: just "tcp")
+//   ofi tcp;ofi_rxm 0a1b2c...                (only with WEFT_TRANSPORT=ofi: the libfabric
+//                                             provider and the endpoint address in hex)
 #pragma once
 
 #include <cstdint>
@@ -27,12 +29,14 @@ struct Card {
   TransportMode mode = TransportMode::kAuto;
   std::string host_id;             // no whitespace
   std::vector<net::SockAddr> tcp;  // numeric addresses with port, in preference order
+  std::string ofi_provider;        // empty: no ofi line
+  std::vector<uint8_t> ofi_addr;   // the endpoint's fi_getname() bytes
 };
 
 std::string EncodeCard(const Card& card);
 // ProtocolError describing the first problem found.
 Result<Card> DecodeCard(const std::string& text);
 
-const char* TransportModeName(TransportMode mode);  // "auto", "tcp", "shm"
+const char* TransportModeName(TransportMode mode);  // "auto", "tcp", "shm", "ofi"
 
 }  // namespace weft::transport

@@ -11,6 +11,9 @@
 #include "transport/shm/shm_setup.h"
 #include "transport/tcp/tcp_link.h"
 #include "transport/tcp/tcp_setup.h"
+#ifdef WEFT_HAVE_OFI
+#include "transport/ofi/ofi_link.h"
+#endif
 
 namespace weft::transport {
 namespace {
@@ -68,10 +71,56 @@ Result<TransportMode> TransportModeFromEnv() {
   if (v.empty() || v == "auto") return TransportMode::kAuto;
   if (v == "tcp") return TransportMode::kTcp;
   if (v == "shm") return TransportMode::kShm;
-  return InvalidArgument(fmt::format("WEFT_TRANSPORT='{}' is not one of: auto, tcp, shm", v));
+  if (v == "ofi") {
+#ifdef WEFT_HAVE_OFI
+    return TransportMode::kOfi;
+#else
+    return InvalidArgument(
+        "WEFT_TRANSPORT=ofi, but this weft was built without libfabric (WEFT_OFI=OFF; install "
+        "libfabric-dev and rebuild)");
+#endif
+  }
+  return InvalidArgument(fmt::format("WEFT_TRANSPORT='{}' is not one of: auto, tcp, shm, ofi", v));
 }
 
 Mesh::~Mesh() = default;
+
+// WEFT_TRANSPORT=ofi: one libfabric endpoint for the communicator, its address in the
+// card, and an OfiLink to every peer (this host's included).
+Result<std::unique_ptr<Mesh>> Mesh::ConnectOfi(const MeshOptions& o, const AllGatherFn& allgather,
+                                               std::unique_ptr<Mesh> mesh, Card mine) {
+#ifdef WEFT_HAVE_OFI
+  std::shared_ptr<ofi::OfiEndpoint> endpoint;
+  if (o.size > 1) {
+    WEFT_ASSIGN_OR_RETURN(endpoint, ofi::OfiEndpoint::Open(o.rank));
+    mine.ofi_provider = endpoint->provider();
+    mine.ofi_addr = endpoint->address();
+  }
+  Result<std::vector<std::string>> raw = allgather(EncodeCard(mine));
+  if (!raw.ok())
+    return raw.status().WithContext(fmt::format("rank {}: exchanging transport cards", o.rank));
+  WEFT_ASSIGN_OR_RETURN(std::vector<Card> cards, DecodeCards(o, raw.value()));
+  for (const Card& c : cards) mesh->host_ids_.push_back(c.host_id);
+  if (o.size == 1) return mesh;
+  std::vector<std::vector<uint8_t>> addrs(o.size);
+  for (int r = 0; r < o.size; ++r) {
+    if (cards[r].ofi_provider != mine.ofi_provider || cards[r].ofi_addr.empty()) {
+      return InvalidUsage(fmt::format(
+          "rank {} uses the ofi provider '{}' but rank {} uses '{}' (set WEFT_OFI_PROVIDER to the "
+          "same value on every rank)",
+          o.rank, mine.ofi_provider, r, cards[r].ofi_provider));
+    }
+    addrs[r] = cards[r].ofi_addr;
+  }
+  WEFT_RETURN_IF_ERROR(endpoint->InsertPeers(addrs));
+  for (int r = 0; r < o.size; ++r)
+    if (r != o.rank) mesh->links_[r] = std::make_unique<ofi::OfiLink>(o.rank, r, endpoint);
+  WEFT_INFO("rank {}: {} ofi peer(s) over {}", o.rank, o.size - 1, endpoint->provider());
+  return mesh;
+#else
+  return InvalidArgument("WEFT_TRANSPORT=ofi, but this weft was built without libfabric");
+#endif
+}
 
 Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGatherFn& allgather) {
   WEFT_RETURN_IF_ERROR(CheckOptions(o));
@@ -86,6 +135,7 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
   mine.comm_id = o.comm_id;
   mine.mode = o.mode;
   mine.host_id = LocalHostId();
+  if (o.mode == TransportMode::kOfi) return ConnectOfi(o, allgather, std::move(mesh), mine);
   tcp::Listener listener;
   if (o.size > 1 && o.mode != TransportMode::kShm) {
     Result<tcp::Listener> l = tcp::OpenListener(o.rank);

@@ -1,5 +1,5 @@
 // The set of links of one communicator: one per peer, chosen per peer (shm when the peer
-// is on this host, tcp otherwise, unless WEFT_TRANSPORT forces one). Built collectively:
+// is on this host, tcp otherwise, unless WEFT_TRANSPORT forces one; ofi only when forced). Built collectively:
 // every rank calls Mesh::Connect with the same comm_id and an allgather function that
 // exchanges one string per rank (the store during init, the parent communicator
 // during split).
@@ -16,9 +16,12 @@
 
 namespace weft::transport {
 
-enum class TransportMode { kAuto, kTcp, kShm };
+struct Card;
 
-// Parses WEFT_TRANSPORT ("", "auto", "tcp", "shm"); InvalidArgument otherwise.
+enum class TransportMode { kAuto, kTcp, kShm, kOfi };
+
+// Parses WEFT_TRANSPORT ("", "auto", "tcp", "shm", "ofi"); InvalidArgument otherwise,
+// and for "ofi" in a build without libfabric (WEFT_OFI=OFF).
 Result<TransportMode> TransportModeFromEnv();
 
 struct MeshOptions {
@@ -52,6 +55,9 @@ class Mesh {
 
  private:
   Mesh() = default;
+  static Result<std::unique_ptr<Mesh>> ConnectOfi(const MeshOptions& options,
+                                                  const AllGatherFn& allgather,
+                                                  std::unique_ptr<Mesh> mesh, Card mine);
   int rank_ = 0;
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<std::string> host_ids_;

@@ -4,7 +4,8 @@
 # LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR = host 0's address, MASTER_PORT), with
 # WEFT_SOCKET_IFNAME naming each namespace's veth. Ranks on one host talk over shm and
 # across hosts over tcp (weft counts a network namespace as a host), unless the caller
-# sets WEFT_TRANSPORT=tcp.
+# sets WEFT_TRANSPORT=tcp (or ofi: libfabric's endpoint is bound to the veth through the
+# same WEFT_SOCKET_IFNAME).
 #
 # Usage: two_hosts_test.sh COLLECTIVES_CHECK [collectives_check args...]
 # Needs CAP_SYS_ADMIN/CAP_NET_ADMIN for `ip netns`; otherwise prints SKIP and exits 77.

@@ -370,7 +370,12 @@ TEST_P(TransportTest, AbortOfAnIdleCommunicatorIsSeenByPeers) {
   rank1.join();
 }
 
+#ifdef WEFT_HAVE_OFI
+// ofi with the automatic provider choice (here: tcp;ofi_rxm, the only one present).
+INSTANTIATE_TEST_SUITE_P(Transports, TransportTest, ::testing::Values("tcp", "shm", "ofi"));
+#else
 INSTANTIATE_TEST_SUITE_P(Transports, TransportTest, ::testing::Values("tcp", "shm"));
+#endif
 
 TEST(ApiTest, RendezvousThatNeverCompletesTimesOut) {
   ScopedEnv timeout("WEFT_TIMEOUT", "2");

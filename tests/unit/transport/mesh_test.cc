@@ -328,10 +328,16 @@ TEST(MeshTest, TransportModeFromEnv) {
   EXPECT_EQ(TransportModeFromEnv().value(), TransportMode::kTcp);
   setenv("WEFT_TRANSPORT", "shm", 1);
   EXPECT_EQ(TransportModeFromEnv().value(), TransportMode::kShm);
+  setenv("WEFT_TRANSPORT", "ofi", 1);
+#ifdef WEFT_HAVE_OFI
+  EXPECT_EQ(TransportModeFromEnv().value(), TransportMode::kOfi);
+#else
+  EXPECT_THAT(TransportModeFromEnv().status().message(), HasSubstr("built without libfabric"));
+#endif
   setenv("WEFT_TRANSPORT", "ib", 1);
   Result<TransportMode> bad = TransportModeFromEnv();
   EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
-  EXPECT_THAT(bad.status().message(), HasSubstr("auto, tcp, shm"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("auto, tcp, shm, ofi"));
   unsetenv("WEFT_TRANSPORT");
 }
 

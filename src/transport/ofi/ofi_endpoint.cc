@@ -1,0 +1,322 @@
+#include "transport/ofi/ofi_endpoint.h"
+
+#include <fmt/format.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/env.h"
+#include "core/log.h"
+#include "net/socket.h"
+#include "transport/ofi/ofi_link.h"
+
+namespace weft::transport::ofi {
+namespace {
+
+constexpr uint32_t kFiVersion = FI_VERSION(1, 10);
+// Providers tried in order when WEFT_OFI_PROVIDER is not set.
+constexpr const char* kAutoProviders[] = {"efa", "verbs;ofi_rxm", "tcp;ofi_rxm"};
+// Staging buffers allocated (and registered) together.
+constexpr size_t kSlabBuffers = 32;
+// Completions read per fi_cq_read call.
+constexpr int kCqBatch = 16;
+
+struct InfoDeleter {
+  void operator()(fi_info* i) const { fi_freeinfo(i); }
+};
+using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
+
+InfoPtr Hints(const char* provider) {
+  InfoPtr h(fi_allocinfo());
+  if (!h) return h;
+  h->caps = FI_TAGGED;
+  h->mode = FI_CONTEXT | FI_CONTEXT2;
+  h->ep_attr->type = FI_EP_RDM;
+  h->domain_attr->threading = FI_THREAD_DOMAIN;
+  h->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+  h->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+  // The registration modes weft can honour: local registration of its buffers, with
+  // provider keys and virtual addresses. FI_MR_LOCAL is only used when set in the reply.
+  h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+  h->tx_attr->msg_order = FI_ORDER_NONE;  // tags carry sequence numbers: no order needed
+  h->rx_attr->msg_order = FI_ORDER_NONE;
+  if (provider) h->fabric_attr->prov_name = strdup(provider);
+  return h;
+}
+
+// The first fi_info for `provider` (bound to `node` when given), or an error with
+// libfabric's reason.
+Result<InfoPtr> GetInfo(const char* provider, const char* node = nullptr) {
+  InfoPtr hints = Hints(provider);
+  if (!hints) return Internal("fi_allocinfo failed");
+  fi_info* info = nullptr;
+  int ret = fi_getinfo(kFiVersion, node, nullptr, node ? FI_SOURCE : 0, hints.get(), &info);
+  if (ret != 0 || info == nullptr)
+    return Unavailable(FiError(fmt::format("fi_getinfo(provider '{}')", provider).c_str(), ret));
+  return InfoPtr(info);
+}
+
+// Providers addressed by IP (tcp, and verbs through rxm's IPoIB addressing) would
+// otherwise pick an interface (or the wildcard address) themselves: bind them to the
+// first interface WEFT_SOCKET_IFNAME / WEFT_SOCKET_FAMILY select, as the tcp transport
+// does, so that peers on other hosts can reach the address in the card.
+Result<InfoPtr> BindToInterface(InfoPtr info, int rank) {
+  uint32_t f = info->addr_format;
+  if (f != FI_SOCKADDR_IN && f != FI_SOCKADDR_IN6 && f != FI_SOCKADDR) return info;
+  WEFT_ASSIGN_OR_RETURN(std::vector<net::Interface> ifs, net::SelectInterfaces());
+  if (ifs.empty()) return info;
+  char host[NI_MAXHOST];
+  const net::SockAddr& a = ifs[0].addr;
+  if (getnameinfo(reinterpret_cast<const sockaddr*>(&a.storage), a.len, host, sizeof(host),
+                  nullptr, 0, NI_NUMERICHOST) != 0)
+    return info;
+  std::string prov = info->fabric_attr->prov_name;
+  Result<InfoPtr> bound = GetInfo(prov.c_str(), host);
+  if (!bound.ok())
+    return bound.status().WithContext(
+        fmt::format("rank {}: binding the ofi endpoint to {} ({})", rank, ifs[0].name, host));
+  WEFT_INFO("rank {}: ofi endpoint on {} ({})", rank, ifs[0].name, host);
+  return bound;
+}
+
+}  // namespace
+
+std::string FiError(const char* what, int ret) {
+  return fmt::format("{}: {} ({})", what, fi_strerror(ret < 0 ? -ret : ret), ret);
+}
+
+ProviderLimits LimitsFor(const fi_info* info) {
+  ProviderLimits l;
+  std::string prov = info->fabric_attr->prov_name ? info->fabric_attr->prov_name : "";
+  uint64_t max_msg = info->ep_attr->max_msg_size;
+  // Chunks of at most 1 GiB keep each message well inside what every provider handles.
+  l.max_chunk = std::min<uint64_t>(max_msg, uint64_t{1} << 30);
+  // Small payloads ride in the header message: below the rxm eager limit (16 KiB).
+  l.eager_bytes = std::min<uint64_t>(8192, max_msg > 64 ? max_msg - 64 : 0);
+  // 64-bit tags unless the provider says fewer (mem_tag_format, 0 means "any").
+  l.seq_bits = 40;
+  if (prov.rfind("efa", 0) == 0) {
+    // efa (libfabric fi_efa(7)): RDM messages are not ordered unless FI_ORDER_SAS is
+    // asked for (we do not need it: every message has its own tag); its max_msg_size is
+    // large (the provider segments), but a message over the device MTU takes the
+    // provider's long-message (read or CTS) protocol, which wants the buffers registered
+    // (FI_MR_LOCAL in the reply). Eager messages must fit one device packet minus the
+    // provider's headers, so keep ours under the common 8 KiB MTU of efa devices.
+    l.eager_bytes = std::min<uint64_t>(l.eager_bytes, 4096);
+  }
+  return l;
+}
+
+Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
+  std::shared_ptr<OfiEndpoint> e(new OfiEndpoint());
+  e->rank_ = rank;
+  std::optional<std::string> forced = GetEnv("WEFT_OFI_PROVIDER");
+  InfoPtr info;
+  if (forced && !forced->empty()) {
+    Result<InfoPtr> i = GetInfo(forced->c_str());
+    if (!i.ok())
+      return InvalidArgument(fmt::format("rank {}: WEFT_OFI_PROVIDER='{}' is not usable: {}", rank,
+                                         *forced, i.status().message()));
+    info = std::move(i).value();
+  } else {
+    std::string tried;
+    for (const char* p : kAutoProviders) {
+      Result<InfoPtr> i = GetInfo(p);
+      if (i.ok()) {
+        info = std::move(i).value();
+        break;
+      }
+      tried += fmt::format("; {}", i.status().message());
+    }
+    if (!info)
+      return Unavailable(fmt::format("rank {}: no libfabric provider for the ofi transport{}",
+                                     rank, tried));
+  }
+  WEFT_ASSIGN_OR_RETURN(info, BindToInterface(std::move(info), rank));
+  e->info_ = info.release();
+  e->provider_ = e->info_->fabric_attr->prov_name ? e->info_->fabric_attr->prov_name : "?";
+  e->limits_ = LimitsFor(e->info_);
+  Result<long long> force_mr = GetEnvInt("WEFT_OFI_MR", 0);
+  if (!force_mr.ok()) return force_mr.status();
+  e->register_ = (e->info_->domain_attr->mr_mode & FI_MR_LOCAL) != 0 || force_mr.value() != 0;
+
+  auto fail = [&](const char* what, int ret) {
+    return Unavailable(fmt::format("rank {}: ofi ({}): {}", rank, e->provider_, FiError(what, ret)));
+  };
+  int ret = fi_fabric(e->info_->fabric_attr, &e->fabric_, nullptr);
+  if (ret) return fail("fi_fabric", ret);
+  ret = fi_domain(e->fabric_, e->info_, &e->domain_, nullptr);
+  if (ret) return fail("fi_domain", ret);
+  fi_av_attr av_attr{};
+  av_attr.type = FI_AV_TABLE;
+  ret = fi_av_open(e->domain_, &av_attr, &e->av_, nullptr);
+  if (ret) return fail("fi_av_open", ret);
+  fi_cq_attr cq_attr{};
+  cq_attr.format = FI_CQ_FORMAT_TAGGED;
+  cq_attr.wait_obj = FI_WAIT_NONE;
+  ret = fi_cq_open(e->domain_, &cq_attr, &e->cq_, nullptr);
+  if (ret) return fail("fi_cq_open", ret);
+  ret = fi_endpoint(e->domain_, e->info_, &e->ep_, nullptr);
+  if (ret) return fail("fi_endpoint", ret);
+  ret = fi_ep_bind(e->ep_, &e->av_->fid, 0);
+  if (ret) return fail("fi_ep_bind(av)", ret);
+  ret = fi_ep_bind(e->ep_, &e->cq_->fid, FI_TRANSMIT | FI_RECV);
+  if (ret) return fail("fi_ep_bind(cq)", ret);
+  ret = fi_enable(e->ep_);
+  if (ret) return fail("fi_enable", ret);
+  size_t len = 0;
+  ret = fi_getname(&e->ep_->fid, nullptr, &len);
+  if (ret != -FI_ETOOSMALL && ret != 0) return fail("fi_getname", ret);
+  e->address_.resize(len);
+  ret = fi_getname(&e->ep_->fid, e->address_.data(), &len);
+  if (ret) return fail("fi_getname", ret);
+  e->address_.resize(len);
+  WEFT_INFO("rank {}: ofi provider {} (domain {}), eager {} B, chunk {} B{}", rank, e->provider_,
+            e->info_->domain_attr->name ? e->info_->domain_attr->name : "?",
+            e->limits_.eager_bytes, e->limits_.max_chunk,
+            e->register_ ? ", registering buffers" : "");
+  return e;
+}
+
+OfiEndpoint::~OfiEndpoint() {
+  // Endpoint first: nothing completes into the CQ afterwards.
+  if (ep_) fi_close(&ep_->fid);
+  for (auto& r : requests_)
+    if (r->mr) fi_close(&r->mr->fid);
+  for (Slab& s : slabs_)
+    if (s.mr) fi_close(&s.mr->fid);
+  if (cq_) fi_close(&cq_->fid);
+  if (av_) fi_close(&av_->fid);
+  if (domain_) fi_close(&domain_->fid);
+  if (fabric_) fi_close(&fabric_->fid);
+  if (info_) fi_freeinfo(info_);
+}
+
+Status OfiEndpoint::InsertPeers(const std::vector<std::vector<uint8_t>>& addrs) {
+  peer_addrs_.assign(addrs.size(), FI_ADDR_UNSPEC);
+  for (size_t r = 0; r < addrs.size(); ++r) {
+    if (static_cast<int>(r) == rank_) continue;
+    int n = fi_av_insert(av_, addrs[r].data(), 1, &peer_addrs_[r], 0, nullptr);
+    if (n != 1) {
+      return Unavailable(fmt::format("rank {}: ofi ({}): inserting the address of rank {}: {}",
+                                     rank_, provider_, r, FiError("fi_av_insert", n < 0 ? n : -FI_EINVAL)));
+    }
+  }
+  return Status::Ok();
+}
+
+Request* OfiEndpoint::NewRequest(OfiLink* link, void* entry, int part) {
+  Request* r;
+  if (free_requests_.empty()) {
+    requests_.push_back(std::make_unique<Request>());
+    r = requests_.back().get();
+  } else {
+    r = free_requests_.back();
+    free_requests_.pop_back();
+  }
+  std::memset(&r->ctx, 0, sizeof(r->ctx));
+  r->link = link;
+  r->entry = entry;
+  r->part = part;
+  r->mr = nullptr;
+  return r;
+}
+
+void OfiEndpoint::Release(Request* r) {
+  if (r->mr) fi_close(&r->mr->fid);
+  r->mr = nullptr;
+  r->link = nullptr;
+  r->entry = nullptr;
+  free_requests_.push_back(r);
+}
+
+Result<int> OfiEndpoint::Poll() {
+  int handled = 0;
+  while (true) {
+    fi_cq_tagged_entry cqe[kCqBatch];
+    ssize_t n = fi_cq_read(cq_, cqe, kCqBatch);
+    if (n == -FI_EAGAIN) return handled;
+    if (n == -FI_EAVAIL) {
+      fi_cq_err_entry err{};
+      ssize_t r = fi_cq_readerr(cq_, &err, 0);
+      if (r < 0) {
+        if (r == -FI_EAGAIN) continue;
+        return Unavailable(fmt::format("rank {}: ofi ({}): {}", rank_, provider_,
+                                       FiError("fi_cq_readerr", static_cast<int>(r))));
+      }
+      Request* req = static_cast<Request*>(err.op_context);
+      std::string why = fmt::format(
+          "{} ({}){}{}", fi_strerror(err.err), err.err,
+          err.prov_errno ? fmt::format(", provider: {}", fi_cq_strerror(cq_, err.prov_errno,
+                                                                       err.err_data, nullptr, 0))
+                         : "",
+          err.err == FI_ETRUNC ? " (the peer sent a larger message than expected)" : "");
+      if (req == nullptr)
+        return Unavailable(fmt::format("rank {}: ofi ({}): completion error: {}", rank_,
+                                       provider_, why));
+      if (req->link) req->link->OnError(req, err.err, why);
+      Release(req);
+      ++handled;
+      continue;
+    }
+    if (n < 0)
+      return Unavailable(fmt::format("rank {}: ofi ({}): {}", rank_, provider_,
+                                     FiError("fi_cq_read", static_cast<int>(n))));
+    for (ssize_t i = 0; i < n; ++i) {
+      Request* req = static_cast<Request*>(cqe[i].op_context);
+      if (req == nullptr) continue;
+      if (req->link) req->link->OnComplete(req, cqe[i].len);
+      Release(req);
+      ++handled;
+    }
+  }
+}
+
+Result<fid_mr*> OfiEndpoint::Register(const void* ptr, size_t len) {
+  // Without FI_MR_PROV_KEY the application picks the keys, unique per domain.
+  uint64_t key = (info_->domain_attr->mr_mode & FI_MR_PROV_KEY) ? 0 : next_key_++;
+  fid_mr* mr = nullptr;
+  int ret = fi_mr_reg(domain_, ptr, len, FI_SEND | FI_RECV, 0, key, 0, &mr, nullptr);
+  if (ret)
+    return Unavailable(fmt::format("rank {}: ofi ({}): registering {} bytes: {}", rank_, provider_,
+                                   len, FiError("fi_mr_reg", ret)));
+  return mr;
+}
+
+Result<void*> OfiEndpoint::RegisterFor(Request* req, const void* ptr, size_t len) {
+  if (!register_ || len == 0) return nullptr;
+  WEFT_ASSIGN_OR_RETURN(req->mr, Register(ptr, len));
+  return fi_mr_desc(req->mr);
+}
+
+Result<Staging> OfiEndpoint::AcquireStaging() {
+  if (free_staging_.empty()) {
+    size_t each = (staging_bytes() + 63) / 64 * 64;
+    Slab slab;
+    slab.bytes.reset(new uint8_t[each * kSlabBuffers]);
+    void* desc = nullptr;
+    if (register_) {
+      Result<fid_mr*> mr = Register(slab.bytes.get(), each * kSlabBuffers);
+      if (!mr.ok()) return mr.status().WithContext("staging buffers");
+      slab.mr = mr.value();
+      desc = fi_mr_desc(slab.mr);
+    }
+    for (size_t i = 0; i < kSlabBuffers; ++i)
+      free_staging_.push_back(Staging{slab.bytes.get() + i * each, desc});
+    slabs_.push_back(std::move(slab));
+  }
+  Staging s = free_staging_.back();
+  free_staging_.pop_back();
+  return s;
+}
+
+void OfiEndpoint::ReleaseStaging(Staging s) {
+  if (s.data) free_staging_.push_back(s);
+}
+
+}  // namespace weft::transport::ofi

@@ -1,0 +1,145 @@
+// The libfabric side of the ofi transport: one reliable-datagram endpoint (FI_EP_RDM,
+// tagged messages) per communicator, with its fabric, domain, address vector and
+// completion queue. Every OfiLink of the communicator shares it (links hold a
+// shared_ptr; the endpoint closes when the last link goes), so a communicator of N ranks
+// costs one endpoint and one address per rank rather than N-1 of each, and the address
+// goes into the card exchanged by Mesh::Connect.
+//
+// Provider choice: WEFT_OFI_PROVIDER when set ("efa", "verbs;ofi_rxm", "tcp;ofi_rxm",
+// "shm", ...), otherwise the first of efa, verbs;ofi_rxm, tcp;ofi_rxm that libfabric
+// offers. Everything specific to one provider (efa's limits) is in ProviderLimits.
+//
+// Completions: Poll() reads the completion queue and hands each completion to the
+// request it belongs to (a Request is the op context libfabric hands back). Nothing here
+// blocks: posting returns EAGAIN-style "not now" and the link retries from Progress().
+//
+// Memory registration happens only when the provider requires it (FI_MR_LOCAL), or when
+// WEFT_OFI_MR=1 forces it (to test the path on providers that do not). The staging
+// buffers (headers and small payloads) come from slabs that are registered once and kept
+// until the endpoint closes: that is the cache. A user buffer is registered for the
+// operation that uses it and closed when the operation completes. Caching user
+// registrations safely needs to notice memory being unmapped and remapped; libfabric's
+// providers that need registration (efa, verbs) keep such a cache themselves, with a
+// memory monitor (FI_MR_CACHE_MONITOR), so a second cache above theirs would add only the
+// risk of a stale registration.
+//
+// Thread-safety: one thread at a time (the communicator's), FI_THREAD_DOMAIN.
+#pragma once
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_tagged.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "transport/wire.h"
+
+namespace weft::transport::ofi {
+
+class OfiLink;
+
+// The limits the link must respect, from the provider's fi_info. The one place where
+// provider-specific knowledge lives.
+struct ProviderLimits {
+  // Largest payload of one tagged message; larger payloads are split into chunks.
+  uint64_t max_chunk = 0;
+  // Payloads up to this size travel inside the header message (one message, copied
+  // through a staging buffer); larger ones follow the header as their own message(s).
+  uint64_t eager_bytes = 0;
+  // Bits of the tag that carry the message sequence number.
+  int seq_bits = 0;
+};
+ProviderLimits LimitsFor(const fi_info* info);
+
+// One posted tagged operation. `ctx` must come first: libfabric hands the address of the
+// fi_context2 back in the completion, and providers with FI_CONTEXT/FI_CONTEXT2 use it.
+struct Request {
+  fi_context2 ctx;
+  OfiLink* link = nullptr;  // nullptr once the link is gone (the request is orphaned)
+  void* entry = nullptr;    // the link's op entry
+  int part = 0;  // 0: header message, 1..n: payload chunks, -1/-2: control in/out
+  fid_mr* mr = nullptr;     // a registration of a user buffer, closed with the request
+};
+
+// A staging buffer of OfiEndpoint::staging_bytes(): the header message of one op.
+struct Staging {
+  uint8_t* data = nullptr;
+  void* desc = nullptr;  // its registration's descriptor, or nullptr
+};
+
+class OfiEndpoint {
+ public:
+  // Opens fabric, domain, AV, CQ and endpoint on the chosen provider. `rank` is only for
+  // error messages.
+  static Result<std::shared_ptr<OfiEndpoint>> Open(int rank);
+  ~OfiEndpoint();
+  OfiEndpoint(const OfiEndpoint&) = delete;
+  OfiEndpoint& operator=(const OfiEndpoint&) = delete;
+
+  // "tcp;ofi_rxm" (fabric_attr->prov_name).
+  const std::string& provider() const { return provider_; }
+  // This endpoint's address (fi_getname), to publish in the card.
+  const std::vector<uint8_t>& address() const { return address_; }
+  const ProviderLimits& limits() const { return limits_; }
+  // Tests: smaller chunks, to split payloads without gigabytes. Before links are made.
+  void set_max_chunk_for_test(uint64_t bytes) { limits_.max_chunk = bytes; }
+
+  // Inserts the peers' addresses (index = rank; the entry for this rank is ignored).
+  Status InsertPeers(const std::vector<std::vector<uint8_t>>& addrs);
+  fi_addr_t PeerAddr(int rank) const { return peer_addrs_[rank]; }
+  fid_ep* ep() const { return ep_; }
+
+  // Reads completions and dispatches them to their links. Returns the number handled.
+  // A CQ-level error (not attributable to a request) is returned as a Status.
+  Result<int> Poll();
+
+  // Registers [ptr, ptr+len) for `req` when the provider needs it (req->mr; closed when
+  // the request is released). Returns the descriptor to pass, or nullptr.
+  Result<void*> RegisterFor(Request* req, const void* ptr, size_t len);
+  Result<fid_mr*> Register(const void* ptr, size_t len);
+
+  // Staging buffers: 32 header bytes + limits().eager_bytes each, registered when needed.
+  size_t staging_bytes() const { return sizeof(WireHeader) + limits_.eager_bytes; }
+  Result<Staging> AcquireStaging();
+  void ReleaseStaging(Staging s);
+
+  // A request owned by the endpoint, so that a completion arriving after its link is gone
+  // still finds valid memory. Released on completion.
+  Request* NewRequest(OfiLink* link, void* entry, int part);
+  void Release(Request* r);
+
+ private:
+  OfiEndpoint() = default;
+  struct Slab {
+    std::unique_ptr<uint8_t[]> bytes;
+    fid_mr* mr = nullptr;
+  };
+
+  int rank_ = 0;
+  std::string provider_;
+  fi_info* info_ = nullptr;
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_av* av_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  fid_ep* ep_ = nullptr;
+  std::vector<uint8_t> address_;
+  std::vector<fi_addr_t> peer_addrs_;
+  ProviderLimits limits_;
+  bool register_ = false;
+  uint64_t next_key_ = 1;  // requested keys, where the provider does not choose them
+  std::vector<Slab> slabs_;
+  std::vector<Staging> free_staging_;
+  std::vector<std::unique_ptr<Request>> requests_;  // every request ever made
+  std::vector<Request*> free_requests_;
+};
+
+// "fi_tsend: Resource temporarily unavailable (-11)"
+std::string FiError(const char* what, int ret);
+
+}  // namespace weft::transport::ofi

@@ -1,0 +1,343 @@
+#include "transport/ofi/ofi_link.h"
+
+#include <fmt/format.h>
+#include <rdma/fi_errno.h>
+
+#include <cstring>
+
+namespace weft::transport::ofi {
+namespace {
+
+constexpr uint64_t kHdr = sizeof(WireHeader);
+constexpr uint64_t kControlBit = uint64_t{1} << 63;
+// Our shutdown message's request (part -1 is the peer's, received).
+constexpr int kShutdownPart = -2;
+// How long Shutdown polls for its message to leave; past it the peer learns of the
+// failure at its own deadline instead.
+constexpr auto kShutdownWait = std::chrono::milliseconds(100);
+
+}  // namespace
+
+uint64_t OfiLink::Tag(int rank, uint64_t seq, int seq_bits) {
+  return (static_cast<uint64_t>(rank) << seq_bits) | (seq & ((uint64_t{1} << seq_bits) - 1));
+}
+
+uint64_t OfiLink::ControlTag(int rank, int seq_bits) {
+  return kControlBit | (static_cast<uint64_t>(rank) << seq_bits);
+}
+
+OfiLink::OfiLink(int self, int peer, std::shared_ptr<OfiEndpoint> endpoint)
+    : Link(self, peer),
+      ep_(std::move(endpoint)),
+      limits_(ep_->limits()),
+      peer_addr_(ep_->PeerAddr(peer)) {}
+
+OfiLink::~OfiLink() {
+  // Requests still posted are cancelled and orphaned: their completions (if any) find no
+  // link, and the memory they may still write (staging) is not reused.
+  for (Request* r : live_) {
+    fi_cancel(&ep_->ep()->fid, &r->ctx);
+    r->link = nullptr;
+  }
+  // Staging buffers are handed back only when nothing can still write into them.
+  if (live_.empty()) {
+    for (auto& e : sends_) ep_->ReleaseStaging(e->staging);
+    for (auto& e : recvs_) ep_->ReleaseStaging(e->staging);
+    ep_->ReleaseStaging(control_);
+  }
+}
+
+int OfiLink::Chunks(uint64_t bytes) const {
+  if (bytes <= limits_.eager_bytes) return 0;
+  return static_cast<int>((bytes + limits_.max_chunk - 1) / limits_.max_chunk);
+}
+
+uint64_t OfiLink::ChunkBytes(uint64_t bytes, int part) const {
+  uint64_t off = static_cast<uint64_t>(part - 1) * limits_.max_chunk;
+  return std::min(limits_.max_chunk, bytes - off);
+}
+
+std::string OfiLink::Via() const { return fmt::format("ofi {}", ep_->provider()); }
+
+Request* OfiLink::NewRequest(void* entry, int part) {
+  Request* r = ep_->NewRequest(this, entry, part);
+  live_.insert(r);
+  return r;
+}
+
+void OfiLink::PostSend(SendOp* op) {
+  auto e = std::make_unique<SendEntry>();
+  e->op = op;
+  e->seq = send_seq_;
+  e->parts = 1 + Chunks(op->header.bytes);
+  send_seq_ += e->parts;
+  sends_.push_back(std::move(e));
+}
+
+void OfiLink::PostRecv(RecvOp* op) {
+  auto e = std::make_unique<RecvEntry>();
+  e->op = op;
+  e->seq = recv_seq_;
+  e->chunks = Chunks(op->expect.bytes);
+  recv_seq_ += 1 + e->chunks;
+  recvs_.push_back(std::move(e));
+}
+
+Status OfiLink::PostSends() {
+  fid_ep* ep = ep_->ep();
+  for (auto& up : sends_) {
+    SendEntry* e = up.get();
+    while (e->posted < e->parts) {
+      int part = e->posted;
+      const void* buf;
+      size_t len;
+      void* desc = nullptr;
+      Request* req = NewRequest(e, part);
+      if (part == 0) {
+        if (!e->staging.data) {
+          Result<Staging> s = ep_->AcquireStaging();
+          if (!s.ok()) return s.status();
+          e->staging = s.value();
+          std::memcpy(e->staging.data, &e->op->header, kHdr);
+          if (e->parts == 1 && e->op->header.bytes > 0)
+            std::memcpy(e->staging.data + kHdr, e->op->data, e->op->header.bytes);
+        }
+        buf = e->staging.data;
+        len = kHdr + (e->parts == 1 ? e->op->header.bytes : 0);
+        desc = e->staging.desc;
+      } else {
+        uint64_t off = static_cast<uint64_t>(part - 1) * limits_.max_chunk;
+        buf = static_cast<const uint8_t*>(e->op->data) + off;
+        len = ChunkBytes(e->op->header.bytes, part);
+        Result<void*> d = ep_->RegisterFor(req, buf, len);
+        if (!d.ok()) return d.status();
+        desc = d.value();
+      }
+      ssize_t ret = fi_tsend(ep, buf, len, desc, peer_addr_,
+                             Tag(self_, e->seq + part, limits_.seq_bits), &req->ctx);
+      if (ret == -FI_EAGAIN) {
+        live_.erase(req);
+        ep_->Release(req);
+        return Status::Ok();  // the provider's queue is full: retry on the next Progress
+      }
+      if (ret != 0) {
+        live_.erase(req);
+        ep_->Release(req);
+        return Unavailable(fmt::format("rank {}: sending {} to rank {} ({}): {}", self_,
+                                       Describe(e->op->header), peer_, Via(),
+                                       FiError("fi_tsend", static_cast<int>(ret))));
+      }
+      ++e->posted;
+      moved_ = true;
+    }
+  }
+  return Status::Ok();
+}
+
+Status OfiLink::PostRecvs() {
+  fid_ep* ep = ep_->ep();
+  if (!control_posted_) {
+    Result<Staging> s = ep_->AcquireStaging();
+    if (!s.ok()) return s.status();
+    control_ = s.value();
+    Request* req = NewRequest(nullptr, -1);
+    ssize_t ret = fi_trecv(ep, control_.data, ep_->staging_bytes(), control_.desc,
+                           FI_ADDR_UNSPEC, ControlTag(peer_, limits_.seq_bits), 0, &req->ctx);
+    if (ret != 0) {
+      live_.erase(req);
+      ep_->Release(req);
+      if (ret != -FI_EAGAIN)
+        return Unavailable(fmt::format("rank {}: posting the control receive from rank {} ({}): {}",
+                                       self_, peer_, Via(),
+                                       FiError("fi_trecv", static_cast<int>(ret))));
+      return Status::Ok();
+    }
+    control_posted_ = true;
+  }
+  for (auto& up : recvs_) {
+    RecvEntry* e = up.get();
+    if (!e->header_posted) {
+      if (!e->staging.data) {
+        Result<Staging> s = ep_->AcquireStaging();
+        if (!s.ok()) return s.status();
+        e->staging = s.value();
+      }
+      Request* req = NewRequest(e, 0);
+      ssize_t ret = fi_trecv(ep, e->staging.data, ep_->staging_bytes(), e->staging.desc,
+                             FI_ADDR_UNSPEC, Tag(peer_, e->seq, limits_.seq_bits), 0, &req->ctx);
+      if (ret != 0) {
+        live_.erase(req);
+        ep_->Release(req);
+        if (ret == -FI_EAGAIN) return Status::Ok();
+        return Unavailable(fmt::format("rank {}: receiving {} from rank {} ({}): {}", self_,
+                                       Describe(e->op->expect), peer_, Via(),
+                                       FiError("fi_trecv", static_cast<int>(ret))));
+      }
+      e->header_posted = true;
+      moved_ = true;
+    }
+    // Payload receives only once the header has been checked.
+    while (e->header_done && e->chunks_posted < e->chunks) {
+      int part = e->chunks_posted + 1;
+      uint64_t off = static_cast<uint64_t>(part - 1) * limits_.max_chunk;
+      void* buf = static_cast<uint8_t*>(e->op->data) + off;
+      size_t len = ChunkBytes(e->op->expect.bytes, part);
+      Request* req = NewRequest(e, part);
+      Result<void*> d = ep_->RegisterFor(req, buf, len);
+      if (!d.ok()) return d.status();
+      ssize_t ret = fi_trecv(ep, buf, len, d.value(), FI_ADDR_UNSPEC,
+                             Tag(peer_, e->seq + part, limits_.seq_bits), 0, &req->ctx);
+      if (ret != 0) {
+        live_.erase(req);
+        ep_->Release(req);
+        if (ret == -FI_EAGAIN) return Status::Ok();
+        return Unavailable(fmt::format("rank {}: receiving {} from rank {} ({}): {}", self_,
+                                       Describe(e->op->expect), peer_, Via(),
+                                       FiError("fi_trecv", static_cast<int>(ret))));
+      }
+      ++e->chunks_posted;
+      moved_ = true;
+    }
+  }
+  return Status::Ok();
+}
+
+Status OfiLink::HeaderArrived(RecvEntry* e, size_t len) {
+  if (len < kHdr)
+    return ProtocolError(fmt::format("rank {} received garbage from rank {} ({}): a {}-byte "
+                                     "message where a header was expected",
+                                     self_, peer_, Via(), len));
+  WireHeader got;
+  std::memcpy(&got, e->staging.data, kHdr);
+  WEFT_RETURN_IF_ERROR(CheckHeader(got, e->op->expect, self_, peer_, Via()));
+  uint64_t inline_bytes = e->chunks == 0 ? got.bytes : 0;
+  if (len != kHdr + inline_bytes)
+    return ProtocolError(fmt::format("rank {} received garbage from rank {} ({}): header for {} "
+                                     "with {} bytes after it, expected {}",
+                                     self_, peer_, Via(), Describe(got), len - kHdr, inline_bytes));
+  if (inline_bytes > 0) std::memcpy(e->op->data, e->staging.data + kHdr, inline_bytes);
+  e->header_done = true;
+  return Status::Ok();
+}
+
+void OfiLink::OnComplete(Request* req, size_t len) {
+  live_.erase(req);
+  moved_ = true;
+  if (req->part == kShutdownPart) {
+    shutdown_sent_ = true;
+    return;
+  }
+  if (req->part == -1) {
+    peer_closed_ = true;
+    closed_at_ = std::chrono::steady_clock::now();
+    return;
+  }
+  // Sends and receives are told apart by which queue holds the entry.
+  for (auto& s : sends_) {
+    if (s.get() == req->entry) {
+      ++s->completed;
+      return;
+    }
+  }
+  for (auto& r : recvs_) {
+    if (r.get() != req->entry) continue;
+    if (req->part == 0) {
+      Status st = HeaderArrived(r.get(), len);
+      if (!st.ok() && failed_.ok()) failed_ = st;
+    } else {
+      uint64_t want = ChunkBytes(r->op->expect.bytes, req->part);
+      if (len != want && failed_.ok()) {
+        failed_ = ProtocolError(fmt::format(
+            "rank {} received garbage from rank {} ({}): chunk {} of {} is {} bytes, expected {}",
+            self_, peer_, Via(), req->part, Describe(r->op->expect), len, want));
+      }
+      ++r->chunks_completed;
+    }
+    return;
+  }
+}
+
+void OfiLink::OnError(Request* req, int err, const std::string& why) {
+  live_.erase(req);
+  if (!failed_.ok()) return;
+  if (err == FI_ECANCELED) {
+    failed_ = Unavailable(fmt::format("rank {}: an operation with rank {} ({}) was cancelled",
+                                      self_, peer_, Via()));
+    return;
+  }
+  bool is_send = false;
+  for (auto& s : sends_) is_send = is_send || s.get() == req->entry;
+  std::string what = req->part == -1 ? "waiting for the peer's control message"
+                     : is_send       ? "sending to"
+                                     : "receiving from";
+  Code code = err == FI_ETRUNC ? Code::kProtocolError : Code::kUnavailable;
+  failed_ = Status(code, fmt::format("rank {}: {} rank {} ({}) failed: {}", self_, what, peer_,
+                                     Via(), why));
+}
+
+void OfiLink::Retire() {
+  while (!sends_.empty() && sends_.front()->completed == sends_.front()->parts) {
+    SendEntry* e = sends_.front().get();
+    e->op->done = true;
+    ep_->ReleaseStaging(e->staging);
+    sends_.pop_front();
+    moved_ = true;
+  }
+  while (!recvs_.empty() && recvs_.front()->header_done &&
+         recvs_.front()->chunks_completed == recvs_.front()->chunks) {
+    RecvEntry* e = recvs_.front().get();
+    e->op->done = true;
+    ep_->ReleaseStaging(e->staging);
+    recvs_.pop_front();
+    moved_ = true;
+  }
+}
+
+Result<bool> OfiLink::Progress() {
+  if (!failed_.ok()) return failed_;
+  moved_ = false;
+  Result<int> polled = ep_->Poll();
+  if (!polled.ok()) {
+    failed_ = polled.status().WithContext(fmt::format("rank {} with rank {}", self_, peer_));
+    return failed_;
+  }
+  if (!failed_.ok()) return failed_;
+  Status s = PostRecvs();
+  if (s.ok()) s = PostSends();
+  if (!s.ok()) {
+    failed_ = s;
+    return failed_;
+  }
+  Retire();
+  if (peer_closed_ && Busy() && !moved_ &&
+      std::chrono::steady_clock::now() - closed_at_ > kClosedGrace) {
+    failed_ = Unavailable(
+        fmt::format("rank {} lost connection to rank {} ({}): peer closed", self_, peer_, Via()));
+    return failed_;
+  }
+  return moved_;
+}
+
+void OfiLink::Shutdown() {
+  if (failed_.ok()) failed_ = Aborted(fmt::format("rank {}: link to rank {} shut down", self_, peer_));
+  // With manual progress a message only leaves while the endpoint is polled, and the
+  // caller may close it right after: poll until the send completes, for a short while.
+  Request* req = NewRequest(nullptr, kShutdownPart);
+  auto until = std::chrono::steady_clock::now() + kShutdownWait;
+  while (true) {
+    ssize_t ret = fi_tsend(ep_->ep(), &shutdown_msg_, kHdr, nullptr, peer_addr_,
+                           ControlTag(self_, limits_.seq_bits), &req->ctx);
+    if (ret == 0) break;
+    if (ret != -FI_EAGAIN || std::chrono::steady_clock::now() > until) {
+      live_.erase(req);
+      ep_->Release(req);
+      return;
+    }
+    (void)ep_->Poll();
+  }
+  while (!shutdown_sent_ && std::chrono::steady_clock::now() < until) {
+    if (!ep_->Poll().ok()) break;
+  }
+}
+
+}  // namespace weft::transport::ofi

@@ -1,0 +1,113 @@
+// A Link to a peer over libfabric tagged messages on the communicator's shared RDM
+// endpoint (ofi_endpoint.h).
+//
+// Each op becomes one header message and, for payloads over the eager size, one or more
+// payload messages:
+//   - header message: the 32-byte WireHeader, followed by the payload itself when it is
+//     at most limits().eager_bytes (copied through a staging buffer);
+//   - payload chunks: the payload straight from/into the user's buffer, in chunks of at
+//     most limits().max_chunk bytes.
+// Every message has its own tag: the sender's rank and a per-direction message number
+// that both sides count the same way (an op takes 1 + chunks numbers, known to both from
+// the header's byte count). So matching never depends on the provider's message order
+// (efa does not order RDM messages), and messages from different peers never match.
+// A receiver posts the payload receive only after the header has been checked, so a
+// mismatched call is reported (InvalidUsage naming both headers) before any payload byte
+// lands in the user's buffer; until then the provider holds the payload (rxm's
+// rendezvous for large messages).
+//
+// Shutdown sends a control message (its own tag); a peer that receives it fails its
+// pending ops with "peer closed". A peer process that dies without it is noticed through
+// the provider's errors where it reports them, otherwise at the executor's deadline.
+//
+// No file descriptor (PollFd() == -1): the executor calls Progress(), which polls the
+// endpoint's completion queue (completions for other links of the communicator are
+// recorded on those links). Never blocks. Thread-safety: one thread for all the links of
+// one endpoint.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <unordered_set>
+
+#include "transport/link.h"
+#include "transport/ofi/ofi_endpoint.h"
+
+namespace weft::transport::ofi {
+
+class OfiLink final : public Link {
+ public:
+  OfiLink(int self, int peer, std::shared_ptr<OfiEndpoint> endpoint);
+  ~OfiLink() override;
+
+  void PostSend(SendOp* op) override;
+  void PostRecv(RecvOp* op) override;
+  Result<bool> Progress() override;
+  bool Busy() const override { return !sends_.empty() || !recvs_.empty(); }
+  const char* Name() const override { return "ofi"; }
+  void Shutdown() override;
+
+  // Called by OfiEndpoint::Poll for this link's requests.
+  void OnComplete(Request* req, size_t len);
+  void OnError(Request* req, int err, const std::string& why);
+
+  // The tag of message `seq` sent by `rank`; the control tag of `rank`.
+  static uint64_t Tag(int rank, uint64_t seq, int seq_bits);
+  static uint64_t ControlTag(int rank, int seq_bits);
+
+  // After a peer's Shutdown is seen, how long pending ops may still complete (messages
+  // sent before it may be reported after it: RDM completions are unordered).
+  static constexpr std::chrono::milliseconds kClosedGrace{50};
+
+ private:
+  struct SendEntry {
+    SendOp* op = nullptr;
+    uint64_t seq = 0;
+    int parts = 1;  // 1 header message + payload chunks
+    int posted = 0;
+    int completed = 0;
+    Staging staging;
+  };
+  struct RecvEntry {
+    RecvOp* op = nullptr;
+    uint64_t seq = 0;
+    int chunks = 0;
+    bool header_posted = false;
+    bool header_done = false;
+    int chunks_posted = 0;
+    int chunks_completed = 0;
+    Staging staging;
+  };
+
+  int Chunks(uint64_t bytes) const;
+  uint64_t ChunkBytes(uint64_t bytes, int part) const;  // part 1..chunks
+  Request* NewRequest(void* entry, int part);
+  Status PostSends();
+  Status PostRecvs();
+  void Retire();
+  Status HeaderArrived(RecvEntry* e, size_t len);
+  std::string Via() const;
+
+  std::shared_ptr<OfiEndpoint> ep_;
+  ProviderLimits limits_;
+  fi_addr_t peer_addr_;
+
+  std::deque<std::unique_ptr<SendEntry>> sends_;
+  std::deque<std::unique_ptr<RecvEntry>> recvs_;
+  uint64_t send_seq_ = 0;
+  uint64_t recv_seq_ = 0;
+  std::unordered_set<Request*> live_;
+
+  Staging control_;           // receives the peer's shutdown message
+  bool control_posted_ = false;
+  bool peer_closed_ = false;
+  std::chrono::steady_clock::time_point closed_at_;
+  WireHeader shutdown_msg_;
+  bool shutdown_sent_ = false;
+
+  bool moved_ = false;
+  Status failed_;
+};
+
+}  // namespace weft::transport::ofi

@@ -1,0 +1,265 @@
+// The ofi transport over libfabric's tcp;ofi_rxm provider on loopback: ranks as threads
+// of one process, each with its own endpoint (as separate processes would have).
+#ifdef WEFT_HAVE_OFI
+
+#include "transport/ofi/ofi_link.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "test_util.h"
+#include "transport/card.h"
+#include "transport/mesh.h"
+
+namespace weft::transport::ofi {
+namespace {
+
+using ::testing::HasSubstr;
+using transport::testing::Header;
+using transport::testing::Pattern;
+using transport::testing::Pump;
+using transport::testing::RunRanks;
+using transport::testing::ThreadAllGather;
+using transport::testing::UniqueCommId;
+
+class OfiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("WEFT_OFI_PROVIDER", "tcp;ofi_rxm", 1);
+    unsetenv("WEFT_OFI_MR");
+  }
+};
+
+// Two endpoints joined by links by hand (no Mesh), optionally with small chunks.
+struct Pair {
+  std::shared_ptr<OfiEndpoint> ep[2];
+  std::unique_ptr<OfiLink> link[2];  // link[r]: rank r's link to the other rank
+};
+
+Pair MakePair(uint64_t max_chunk = 0) {
+  Pair p;
+  for (int r = 0; r < 2; ++r) {
+    auto e = OfiEndpoint::Open(r);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    if (!e.ok()) return p;
+    p.ep[r] = e.value();
+    if (max_chunk) p.ep[r]->set_max_chunk_for_test(max_chunk);
+  }
+  std::vector<std::vector<uint8_t>> addrs = {p.ep[0]->address(), p.ep[1]->address()};
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_TRUE(p.ep[r]->InsertPeers(addrs).ok());
+    p.link[r] = std::make_unique<OfiLink>(r, 1 - r, p.ep[r]);
+  }
+  return p;
+}
+
+TEST_F(OfiTest, TagsKeepRanksAndSequencesApart) {
+  EXPECT_NE(OfiLink::Tag(1, 0, 40), OfiLink::Tag(0, 1, 40));
+  EXPECT_EQ(OfiLink::Tag(3, 5, 40), (uint64_t{3} << 40) | 5);
+  EXPECT_NE(OfiLink::ControlTag(3, 40), OfiLink::Tag(3, 0, 40));
+  EXPECT_NE(OfiLink::ControlTag(3, 40) & (uint64_t{1} << 63), 0u);
+}
+
+TEST_F(OfiTest, OpensTheRequestedProvider) {
+  auto e = OfiEndpoint::Open(0);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ((*e)->provider(), "tcp;ofi_rxm");
+  EXPECT_FALSE((*e)->address().empty());
+  EXPECT_GT((*e)->limits().eager_bytes, 0u);
+  EXPECT_GT((*e)->limits().max_chunk, (*e)->limits().eager_bytes);
+}
+
+TEST_F(OfiTest, UnknownProviderIsAnErrorNamingIt) {
+  setenv("WEFT_OFI_PROVIDER", "no_such_provider", 1);
+  auto e = OfiEndpoint::Open(0);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), Code::kInvalidArgument);
+  EXPECT_THAT(e.status().message(), HasSubstr("WEFT_OFI_PROVIDER='no_such_provider'"));
+  EXPECT_THAT(e.status().message(), HasSubstr("fi_getinfo"));
+}
+
+// Many messages queued both ways at once, of sizes around the eager limit and over
+// several chunks, each checked byte for byte; ops complete in FIFO order.
+void ExchangeMany(Pair& p) {
+  const uint64_t eager = p.ep[0]->limits().eager_bytes;
+  const std::vector<size_t> sizes = {0,         1,         31,           eager - 1, eager,
+                                     eager + 1, 100000,    (1 << 20) + 3, 7,         3 << 20};
+  std::vector<Status> errors(2);
+  std::vector<int> bad(2, 0);
+  RunRanks(2, [&](int r) {
+    const int reps = 20;
+    std::vector<std::vector<uint8_t>> out, in;
+    std::vector<SendOp> sends(sizes.size() * reps);
+    std::vector<RecvOp> recvs(sizes.size() * reps);
+    for (int k = 0; k < reps; ++k) {
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        out.push_back(Pattern(r + k, 1 - r, sizes[i]));
+        in.emplace_back(sizes[i], 0);
+      }
+    }
+    Link* l = p.link[r].get();
+    for (size_t j = 0; j < sends.size(); ++j) {
+      size_t size = sizes[j % sizes.size()];
+      sends[j] = SendOp{Header(0, j, 0, size), out[j].data()};
+      recvs[j] = RecvOp{Header(0, j, 0, size), in[j].data()};
+      l->PostSend(&sends[j]);
+      l->PostRecv(&recvs[j]);
+    }
+    errors[r] = Pump({l}, Deadline::AfterSeconds(60));
+    for (size_t j = 0; j < sends.size(); ++j) {
+      int k = static_cast<int>(j / sizes.size());
+      if (!sends[j].done || !recvs[j].done || in[j] != Pattern(1 - r + k, r, sizes[j % sizes.size()]))
+        ++bad[r];
+    }
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_TRUE(errors[r].ok()) << errors[r].ToString();
+    EXPECT_EQ(bad[r], 0) << "rank " << r;
+  }
+}
+
+TEST_F(OfiTest, ManyMessagesBothWays) {
+  Pair p = MakePair();
+  ASSERT_TRUE(p.link[1]);
+  ExchangeMany(p);
+}
+
+TEST_F(OfiTest, PayloadsSplitIntoChunks) {
+  Pair p = MakePair(/*max_chunk=*/65536);
+  ASSERT_TRUE(p.link[1]);
+  ExchangeMany(p);
+}
+
+TEST_F(OfiTest, RegisteredBuffersWhenForced) {
+  setenv("WEFT_OFI_MR", "1", 1);
+  Pair p = MakePair(/*max_chunk=*/262144);
+  ASSERT_TRUE(p.link[1]);
+  ExchangeMany(p);
+}
+
+TEST_F(OfiTest, HeaderMismatchNamesBothCallsAndLeavesTheBufferAlone) {
+  Pair p = MakePair();
+  ASSERT_TRUE(p.link[1]);
+  std::vector<uint8_t> out(100000, 0xab), in(100000, 0);
+  SendOp s{Header(2, 7, 0, 100000), out.data()};
+  RecvOp r{Header(0, 7, 2, 100000), in.data()};
+  p.link[1]->PostSend(&s);
+  p.link[0]->PostRecv(&r);
+  Status st = Pump({p.link[1].get(), p.link[0].get()}, Deadline::AfterSeconds(10));
+  EXPECT_EQ(st.code(), Code::kInvalidUsage) << st.ToString();
+  EXPECT_THAT(st.message(), HasSubstr("rank 0 expected allreduce seq 7 step 2 float32/sum 100000 "
+                                      "bytes from rank 1, but rank 1 sent broadcast seq 7"));
+  EXPECT_EQ(in, std::vector<uint8_t>(100000, 0));
+}
+
+TEST_F(OfiTest, ShutdownFailsThePeersPendingReceive) {
+  Pair p = MakePair();
+  ASSERT_TRUE(p.link[1]);
+  // A link in use: one message each way first.
+  std::vector<uint8_t> a(64, 1), b(64, 0);
+  SendOp s0{Header(0, 0, 0, 64), a.data()};
+  RecvOp r1{Header(0, 0, 0, 64), b.data()};
+  p.link[0]->PostSend(&s0);
+  p.link[1]->PostRecv(&r1);
+  ASSERT_TRUE(Pump({p.link[0].get(), p.link[1].get()}, Deadline::AfterSeconds(10)).ok());
+  p.link[1]->Shutdown();
+  EXPECT_EQ(p.link[1]->Progress().status().code(), Code::kAborted);
+  std::vector<uint8_t> buf(16);
+  RecvOp r{Header(0, 1, 0, 16), buf.data()};
+  p.link[0]->PostRecv(&r);
+  Status st = Pump({p.link[0].get()}, Deadline::AfterSeconds(10));
+  EXPECT_EQ(st.code(), Code::kUnavailable) << st.ToString();
+  EXPECT_THAT(st.message(), HasSubstr("rank 0 lost connection to rank 1 (ofi tcp;ofi_rxm): peer closed"));
+}
+
+TEST_F(OfiTest, PendingReceiveTimesOutAtTheDeadlineWhenNothingComes) {
+  Pair p = MakePair();
+  ASSERT_TRUE(p.link[1]);
+  std::vector<uint8_t> buf(16);
+  RecvOp r{Header(0, 1, 0, 16), buf.data()};
+  p.link[0]->PostRecv(&r);
+  Status st = Pump({p.link[0].get()}, Deadline::AfterSeconds(0.3));
+  EXPECT_EQ(st.code(), Code::kDeadlineExceeded);
+  // Destroying a link with a posted receive is clean (it is cancelled).
+  p.link[0].reset();
+}
+
+TEST_F(OfiTest, MeshWithOfiModeConnectsEveryPeer) {
+  constexpr int n = 3;
+  ThreadAllGather gather(n);
+  uint64_t comm = UniqueCommId();
+  std::vector<std::unique_ptr<Mesh>> meshes(n);
+  std::vector<Status> errors(n);
+  RunRanks(n, [&](int r) {
+    MeshOptions o;
+    o.rank = r;
+    o.size = n;
+    o.comm_id = comm;
+    o.mode = TransportMode::kOfi;
+    o.deadline = Deadline::AfterSeconds(20);
+    auto m = Mesh::Connect(o, gather.For(r, o.deadline));
+    if (!m.ok()) {
+      errors[r] = m.status();
+      return;
+    }
+    meshes[r] = std::move(m).value();
+    // One message to every peer and from every peer.
+    std::vector<std::vector<uint8_t>> out(n), in(n);
+    std::vector<SendOp> sends(n);
+    std::vector<RecvOp> recvs(n);
+    std::vector<Link*> links;
+    for (int q = 0; q < n; ++q) {
+      if (q == r) continue;
+      out[q] = Pattern(r, q, 50000);
+      in[q].assign(50000, 0);
+      sends[q] = SendOp{Header(5, 1, 0, 50000), out[q].data()};
+      recvs[q] = RecvOp{Header(5, 1, 0, 50000), in[q].data()};
+      meshes[r]->link(q)->PostSend(&sends[q]);
+      meshes[r]->link(q)->PostRecv(&recvs[q]);
+      links.push_back(meshes[r]->link(q));
+    }
+    errors[r] = Pump(links, Deadline::AfterSeconds(20));
+    for (int q = 0; q < n; ++q)
+      if (q != r && in[q] != Pattern(q, r, 50000) && errors[r].ok())
+        errors[r] = Internal("wrong bytes from rank " + std::to_string(q));
+  });
+  for (int r = 0; r < n; ++r) {
+    EXPECT_TRUE(errors[r].ok()) << errors[r].ToString();
+    ASSERT_NE(meshes[r], nullptr);
+    for (int q = 0; q < n; ++q)
+      if (q != r) {
+        EXPECT_STREQ(meshes[r]->link(q)->Name(), "ofi");
+      }
+  }
+}
+
+TEST_F(OfiTest, CardCarriesTheOfiAddress) {
+  Card c;
+  c.rank = 1;
+  c.size = 2;
+  c.comm_id = 7;
+  c.mode = TransportMode::kOfi;
+  c.host_id = "h";
+  c.ofi_provider = "tcp;ofi_rxm";
+  c.ofi_addr = {0x00, 0x0a, 0xff};
+  std::string text = EncodeCard(c);
+  EXPECT_THAT(text, HasSubstr("mode ofi"));
+  EXPECT_THAT(text, HasSubstr("\nofi tcp;ofi_rxm 000aff"));
+  Result<Card> d = DecodeCard(text);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->mode, TransportMode::kOfi);
+  EXPECT_EQ(d->ofi_provider, "tcp;ofi_rxm");
+  EXPECT_EQ(d->ofi_addr, c.ofi_addr);
+  for (const char* bad : {"ofi tcp;ofi_rxm 0", "ofi tcp;ofi_rxm zz", "ofi tcp;ofi_rxm",
+                          "ofi  000aff"}) {
+    std::string s = text.substr(0, text.rfind('\n') + 1) + bad;
+    EXPECT_FALSE(DecodeCard(s).ok()) << s;
+  }
+}
+
+}  // namespace
+}  // namespace weft::transport::ofi
+
+#endif  // WEFT_HAVE_OFI
