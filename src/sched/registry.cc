@@ -21,6 +21,10 @@ const std::vector<Algorithm>& AllAlgorithms() {
       {"rabenseifner", C::kAllReduce,
        "recursive-halving reduce-scatter then recursive-doubling allgather; large messages",
        a::AnySize, a::BuildAllReduceRabenseifner},
+      {"hierarchical", C::kAllReduce,
+       "reduce-scatter inside each host, one ring across hosts per local rank, allgather "
+       "inside each host; needs the topology",
+       a::HasTopology, a::BuildAllReduceHierarchical},
 
       {"binomial", C::kReduce, "binomial-tree reduce to the root", a::AnySize,
        a::BuildReduceBinomial},

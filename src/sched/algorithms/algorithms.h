@@ -12,6 +12,10 @@ inline bool PowerOfTwoSize(const CollectiveSpec& spec) {
   return spec.size > 0 && (spec.size & (spec.size - 1)) == 0;
 }
 
+// The spec carries a topology that covers its world (topology-aware algorithms).
+bool HasTopology(const CollectiveSpec& spec);
+
+Schedule BuildAllReduceHierarchical(const CollectiveSpec& spec);
 Schedule BuildAllReduceRing(const CollectiveSpec& spec);
 Schedule BuildAllReduceRecursiveDoubling(const CollectiveSpec& spec);
 Schedule BuildAllReduceBinomial(const CollectiveSpec& spec);
