@@ -58,7 +58,7 @@ weft_fuzz_target(slurm_hostlist LAYERS bootstrap net core)
 weft_fuzz_target(slurm_tasks LAYERS bootstrap net core)
 weft_fuzz_target(ifname_spec LAYERS net core)
 weft_fuzz_target(launch_env LAYERS bootstrap net core)
-weft_fuzz_target(unique_id LAYERS comm exec sched transport bootstrap net core SOURCES dns_guard.cc)
+weft_fuzz_target(unique_id LAYERS comm gpu exec sched transport bootstrap net core SOURCES dns_guard.cc)
 weft_fuzz_target(algo_spec LAYERS sched core)
 
 # Regenerates the seed-* files of corpus/ from the real serialisers (not a test).
