@@ -272,6 +272,49 @@ double EstimateAllReduceUs(const std::string& name, const Topology& t, double by
   return -1;
 }
 
+double EstimateAllGatherUs(const std::string& name, const Topology& t, double block,
+                           const CostModel& c) {
+  const int p = static_cast<int>(t.host_of.size());
+  if (p <= 1) return 0;
+  double us = 0;
+  if (name == "ring") {
+    std::vector<int> next(p);
+    for (int r = 0; r < p; ++r) next[r] = (r + 1) % p;
+    return (p - 1) * StepUs(t, next, block, c);
+  }
+  if (name == "recursive_doubling" || name == "bruck") {
+    // Step k moves min(d, p - d) blocks to a partner at distance d = 2^k (xor for
+    // recursive doubling, r - d for Bruck).
+    const bool bruck = name == "bruck";
+    for (int d = 1; d < p; d <<= 1) {
+      std::vector<int> partner(p, -1);
+      for (int r = 0; r < p; ++r) partner[r] = bruck ? (r - d + p) % p : (r ^ d) < p ? r ^ d : -1;
+      us += StepUs(t, partner, block * std::min(d, p - d), c);
+    }
+    return us;
+  }
+  if (name == "hierarchical") {
+    const auto hosts = t.Hosts();
+    const int num_hosts = static_cast<int>(hosts.size());
+    const int local = static_cast<int>(hosts[0].size());
+    std::vector<int> ring(p, -1), rail(p, -1);
+    for (int hp = 0; hp < num_hosts; ++hp) {
+      for (int i = 0; i < local; ++i) {
+        ring[hosts[hp][i]] = hosts[hp][(i + 1) % local];
+        rail[hosts[hp][i]] = hosts[(hp + 1) % num_hosts][i];
+      }
+    }
+    if (num_hosts > 1) us += (num_hosts - 1) * StepUs(t, rail, block, c);
+    // H messages per intra step: H latencies, H blocks.
+    if (local > 1) {
+      us += (local - 1) *
+            (StepUs(t, ring, num_hosts * block, c) + (num_hosts - 1) * c.intra_alpha_us);
+    }
+    return us;
+  }
+  return -1;
+}
+
 Result<CostModel> CostModel::Parse(const std::string& text) {
   CostModel model;
   for (const std::string& entry : SplitCommas(text)) {
@@ -374,17 +417,20 @@ Result<PlanChoice> Planner::Explain(const PlanRequest& request) const {
   }
   const Algorithm* chosen = FindAlgorithm(spec.coll, DefaultName(spec, request.elem_size));
   if (chosen != nullptr && chosen->supports(spec)) {
-    if (spec.coll == Collective::kAllReduce && IsMultiHostShared(spec)) {
+    const Algorithm* hier = FindAlgorithm(spec.coll, "hierarchical");
+    if (hier != nullptr && hier->supports(spec) && IsMultiHostShared(spec)) {
       const Topology& t = *spec.topology;
-      const double flat_us = EstimateAllReduceUs(chosen->name, t, double(bytes), costs_);
-      const double hier_us = EstimateAllReduceUs("hierarchical", t, double(bytes), costs_);
-      const Algorithm* hier = FindAlgorithm(spec.coll, "hierarchical");
-      const bool use_hier = hier != nullptr && hier_us >= 0 && hier_us < flat_us;
-      return PlanChoice{use_hier ? hier : chosen,
-                        fmt::format("{}cost model for {} on {} ({}): hierarchical {:.1f} us, {} "
-                                    "{:.1f} us",
-                                    fallback, FormatBytes(bytes), t.Describe(), costs_.ToString(),
-                                    hier_us, chosen->name, flat_us)};
+      const bool gather = spec.coll == Collective::kAllGather;
+      auto estimate = gather ? EstimateAllGatherUs : EstimateAllReduceUs;
+      const double flat_us = estimate(chosen->name, t, double(bytes), costs_);
+      const double hier_us = estimate("hierarchical", t, double(bytes), costs_);
+      const bool use_hier = hier_us >= 0 && flat_us >= 0 && hier_us < flat_us;
+      return PlanChoice{
+          use_hier ? hier : chosen,
+          fmt::format("{}cost model for {}{} on {} ({}): hierarchical {:.1f} us, {} "
+                      "{:.1f} us",
+                      fallback, FormatBytes(bytes), gather ? " per rank" : "", t.Describe(),
+                      costs_.ToString(), hier_us, chosen->name, flat_us)};
     }
     return PlanChoice{chosen,
                       fmt::format("{}size thresholds for {}{}", fallback, FormatBytes(bytes),

@@ -5,10 +5,11 @@
 // An unknown name is an InvalidArgument error that lists the valid names.
 //
 // Topology: when the spec carries a topology (which host each rank is on) that spans
-// more than one host with more than one rank on some host, the allreduce choice is made
-// by an alpha-beta cost model: the flat algorithm the size thresholds pick is weighed
-// against `hierarchical`, with separate latency and bandwidth figures inside a host
-// (shm) and between hosts. Explain() returns the numbers behind a choice.
+// more than one host with more than one rank on some host, the allreduce and allgather
+// choices are made by an alpha-beta cost model: the flat algorithm the size thresholds
+// pick is weighed against `hierarchical` (where it supports the topology), with separate
+// latency and bandwidth figures inside a host (shm) and between hosts. Explain() returns
+// the numbers behind a choice.
 #pragma once
 
 #include <string>
@@ -43,6 +44,11 @@ struct CostModel {
 // Estimated time (microseconds) of allreduce algorithm `name` on `topology` for `bytes`
 // (ring, recursive_doubling, rabenseifner, binomial, hierarchical; < 0 for others).
 double EstimateAllReduceUs(const std::string& name, const Topology& topology, double bytes,
+                           const CostModel& costs);
+
+// The same for allgather, `block` bytes contributed by each rank (ring,
+// recursive_doubling, bruck, hierarchical; < 0 for others).
+double EstimateAllGatherUs(const std::string& name, const Topology& topology, double block,
                            const CostModel& costs);
 
 struct PlanChoice {

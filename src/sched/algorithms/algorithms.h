@@ -14,6 +14,8 @@ inline bool PowerOfTwoSize(const CollectiveSpec& spec) {
 
 // The spec carries a topology that covers its world (topology-aware algorithms).
 bool HasTopology(const CollectiveSpec& spec);
+// ... and every host has the same number of ranks.
+bool HasUniformTopology(const CollectiveSpec& spec);
 
 Schedule BuildAllReduceHierarchical(const CollectiveSpec& spec);
 Schedule BuildAllReduceRing(const CollectiveSpec& spec);
@@ -28,6 +30,7 @@ Schedule BuildBroadcastBinomial(const CollectiveSpec& spec);
 Schedule BuildBroadcastRing(const CollectiveSpec& spec);
 Schedule BuildBroadcastScatterAllGather(const CollectiveSpec& spec);
 
+Schedule BuildAllGatherHierarchical(const CollectiveSpec& spec);
 Schedule BuildAllGatherRing(const CollectiveSpec& spec);
 Schedule BuildAllGatherRecursiveDoubling(const CollectiveSpec& spec);
 Schedule BuildAllGatherBruck(const CollectiveSpec& spec);

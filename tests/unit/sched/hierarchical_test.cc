@@ -160,5 +160,31 @@ TEST(HierarchicalAllReduce, NeedsTopology) {
   EXPECT_TRUE(Hierarchical().supports(spec));
 }
 
+TEST(HierarchicalAllGather, MatchesReferenceOnUniformTopologies) {
+  const Algorithm* algorithm = FindAlgorithm(Collective::kAllGather, "hierarchical");
+  ASSERT_NE(algorithm, nullptr);
+  for (const auto& topology : Topologies()) {
+    const int size = static_cast<int>(topology->host_of.size());
+    for (size_t count : {size_t{0}, size_t{1}, size_t{2}, size_t{7}, size_t{100}}) {
+      CollectiveSpec spec{Collective::kAllGather, 0, size, 0, count};
+      spec.topology = topology;
+      const auto hosts = topology->Hosts();
+      bool uniform = true;
+      for (const auto& h : hosts) uniform = uniform && h.size() == hosts[0].size();
+      ASSERT_EQ(algorithm->supports(spec), uniform) << topology->Describe();
+      if (!uniform) continue;
+      for (bool in_place : {false, true}) {
+        ASSERT_TRUE(RunAndCompare(*algorithm, spec, in_place, MakeInputs(spec), Sum))
+            << topology->Describe();
+      }
+      auto eager = Interpret(
+          spec, BuildAllRanks(algorithm->build, spec),
+          std::vector<std::vector<std::byte>>(size, std::vector<std::byte>(count * 8)), 8,
+          [](void*, const void*, size_t) {}, InterpretOptions{false, false});
+      ASSERT_TRUE(eager.ok()) << topology->Describe() << ": " << eager.status().ToString();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace weft::sched::testing

@@ -89,6 +89,21 @@ TEST(HierarchicalPlanner, CostModelArithmetic) {
               2 * (2 + 2e6 / 10000) + 2 * (25 + 2 * 1e6 / 1250), 1e-6);
 }
 
+TEST(HierarchicalPlanner, AllGatherWeighedOnUniformHosts) {
+  const Planner p = Planner::Create("").value();
+  auto request = [](size_t block, std::shared_ptr<const Topology> t) {
+    CollectiveSpec spec{Collective::kAllGather, 0, static_cast<int>(t->host_of.size()), 0, block};
+    spec.topology = std::move(t);
+    return PlanRequest{spec, 1};
+  };
+  auto large = p.Explain(request(1 << 20, Contiguous({4, 4, 4})));
+  ASSERT_TRUE(large.ok());
+  EXPECT_STREQ(large.value().algorithm->name, "hierarchical") << large.value().reason;
+  EXPECT_NE(large.value().reason.find("1 MiB per rank"), std::string::npos);
+  // Uneven hosts: the hierarchical allgather does not apply; thresholds choose.
+  EXPECT_STREQ(p.Choose(request(1 << 20, Contiguous({4, 3}))).value()->name, "ring");
+}
+
 TEST(HierarchicalPlanner, CostModelParse) {
   auto c = CostModel::Parse(" inter_gbps = 2 , inter_alpha_us=100");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
