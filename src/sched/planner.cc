@@ -168,22 +168,28 @@ int FloorPow2Int(int n) {
   return p;
 }
 
-// Ranks >= p2 fold onto rank - p2 (and get the result back the same way); then the
-// first p2 ranks exchange with rank ^ d for d = 1, 2, 4, ...: whole messages (recursive
-// doubling) or halving ones, twice (Rabenseifner's reduce-scatter and allgather).
+// Recursive doubling and Rabenseifner, as their files build them: the first 2·rem ranks
+// (rem = p - p2, p2 the largest power of two <= p) fold pairwise, even onto odd, and get
+// the result back the same way; the p2 remaining ranks (new rank i is real rank 2i+1
+// for i < rem, i + rem after) exchange with new rank ^ mask. Recursive doubling moves
+// whole messages for mask = 1, 2, 4, ...; Rabenseifner's reduce-scatter halves them for
+// mask = p2/2 .. 1 (the largest half goes the farthest) and its allgather retraces it.
 double ButterflyUs(const Topology& t, double whole, const CostModel& c, bool halving) {
   const int p = static_cast<int>(t.host_of.size());
   const int p2 = FloorPow2Int(p);
+  const int rem = p - p2;
+  auto real = [&](int v) { return v < rem ? 2 * v + 1 : v + rem; };
   double us = 0;
-  if (p2 < p) {
+  if (rem > 0) {
     std::vector<int> fold(p, -1);
-    for (int r = p2; r < p; ++r) fold[r] = r - p2;
+    for (int r = 0; r < 2 * rem; r += 2) fold[r] = r + 1;
     us += 2 * StepUs(t, fold, whole, c);
   }
   double bytes = whole;
-  for (int d = 1; d < p2; d <<= 1) {
+  for (int k = 1; k < p2; k <<= 1) {
+    const int mask = halving ? p2 / 2 / k : k;
     std::vector<int> partner(p, -1);
-    for (int r = 0; r < p2; ++r) partner[r] = r ^ d;
+    for (int v = 0; v < p2; ++v) partner[real(v)] = real(v ^ mask);
     if (halving) bytes /= 2;
     us += (halving ? 2 : 1) * StepUs(t, partner, bytes, c);
   }

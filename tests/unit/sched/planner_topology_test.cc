@@ -35,11 +35,10 @@ TEST(HierarchicalPlanner, ChosenForLargeMessagesAcrossSharedHosts) {
        std::vector<std::vector<int>>{{2, 2}, {4, 4}, {8, 8, 8, 8}, {3, 2}}) {
     EXPECT_EQ(Chosen(p, Request(64 << 20, Contiguous(per_host))), "hierarchical");
   }
-  // At 1 MiB on power-of-two worlds the flat choice is Rabenseifner, which on contiguous
-  // placement is itself nearly hierarchical (its short-distance steps stay inside a
-  // host): the model rates them equal on 2 x 2 and keeps the flat one. Elsewhere the
-  // flat choice is the ring, which crosses hosts at every one of its 2(p-1) steps.
-  EXPECT_EQ(Chosen(p, Request(1 << 20, Contiguous({2, 2}))), "rabenseifner");
+  // At 1 MiB the flat choice is Rabenseifner on power-of-two worlds (its first, largest
+  // half goes to the farthest partner, across hosts) and the ring elsewhere (2(p-1) steps
+  // that each cross hosts): hierarchical beats both.
+  EXPECT_EQ(Chosen(p, Request(1 << 20, Contiguous({2, 2}))), "hierarchical");
   EXPECT_EQ(Chosen(p, Request(1 << 20, Contiguous({3, 2}))), "hierarchical");
   EXPECT_EQ(Chosen(p, Request(1 << 20, Contiguous({3, 3}))), "hierarchical");
   // Tiny messages: one inter-host latency of recursive doubling beats 2(H-1) of them.
@@ -79,6 +78,10 @@ TEST(HierarchicalPlanner, ExplainsWithCostModelNumbers) {
 // The model's figures by hand for 2 hosts x 2 ranks, 4 MB, defaults (intra 2 us 80 Gbit/s =
 // 10000 B/us; inter 25 us 10 Gbit/s = 1250 B/us, shared by the host's ranks).
 TEST(HierarchicalPlanner, CostModelArithmetic) {
+  // Rabenseifner on 2 x 2, 4 MB: mask 2 first (n/2 across hosts, 2 leaving each host),
+  // then mask 1 (n/4 inside), and the allgather the same again.
+  EXPECT_NEAR(EstimateAllReduceUs("rabenseifner", Topology::Contiguous({2, 2}), 4e6, CostModel()),
+              2 * ((25 + 2 * 2e6 / 1250) + (2 + 1e6 / 10000)), 1e-6);
   const CostModel c;
   const Topology t = Topology::Contiguous({2, 2});
   const double n = 4e6;
