@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+#include <vector>
+
 #include "sched/planner.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
@@ -99,6 +102,10 @@ Result<Prediction> PredictCollective(const ClusterSpec& cluster, const Collectiv
   spec.size = p;
   spec.root = query.root;
   spec.count = CountForBytes(query.coll, query.bytes, elem, p);
+  // The cluster's placement, as a communicator would see it: accels_per_host ranks per
+  // host, numbered host by host (topology-aware algorithms and planner choices read it).
+  spec.topology = std::make_shared<const sched::Topology>(
+      sched::Topology::Contiguous(std::vector<int>(cluster.hosts, cluster.accels_per_host)));
 
   WEFT_ASSIGN_OR_RETURN(sched::Planner planner, sched::Planner::Create(query.algo));
   WEFT_ASSIGN_OR_RETURN(const sched::Algorithm* algo, planner.Choose({spec, elem}));

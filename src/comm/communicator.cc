@@ -52,8 +52,10 @@ Result<std::unique_ptr<Communicator>> Communicator::Create(int rank, int size, u
                                                            Bootstrap bootstrap) {
   WEFT_ASSIGN_OR_RETURN(double timeout_s, TimeoutSeconds());
   WEFT_ASSIGN_OR_RETURN(transport::TransportMode mode, transport::TransportModeFromEnv());
+  WEFT_ASSIGN_OR_RETURN(sched::CostModel costs,
+                        sched::CostModel::Parse(GetEnv("WEFT_COST_MODEL").value_or("")));
   WEFT_ASSIGN_OR_RETURN(sched::Planner planner,
-                        sched::Planner::Create(GetEnv("WEFT_ALGO").value_or("")));
+                        sched::Planner::Create(GetEnv("WEFT_ALGO").value_or(""), costs));
   std::unique_ptr<Communicator> comm(
       new Communicator(rank, size, comm_id, std::move(planner), timeout_s));
   comm->bootstrap_ = std::move(bootstrap);
@@ -65,6 +67,8 @@ Result<std::unique_ptr<Communicator>> Communicator::Create(int rank, int size, u
   options.mode = mode;
   options.deadline = Deadline::AfterSeconds(timeout_s);
   WEFT_ASSIGN_OR_RETURN(comm->mesh_, transport::Mesh::Connect(options, allgather));
+  comm->topology_ = std::make_shared<const sched::Topology>(
+      sched::Topology::FromHostIds(comm->mesh_->host_ids()));
   comm->executor_ = std::make_unique<exec::Executor>(comm->mesh_.get());
   comm->p2p_ = std::make_unique<exec::P2PEngine>(comm->mesh_.get());
 
@@ -429,9 +433,30 @@ void Communicator::Abort() {
   mesh_.reset();  // closes sockets, unmaps segments
 }
 
+Result<const sched::Algorithm*> Communicator::ChooseAlgorithm(const sched::CollectiveSpec& spec,
+                                                              size_t esize) {
+  const size_t bytes = spec.count * esize;
+  const auto key = std::make_tuple(static_cast<int>(spec.coll), spec.root, bytes);
+  auto it = choices_.find(key);
+  if (it != choices_.end()) return it->second;
+  WEFT_ASSIGN_OR_RETURN(sched::PlanChoice choice, planner_.Explain({spec, esize}));
+  // Size class k holds [2^(k-1), 2^k) bytes (class 0: empty calls).
+  int size_class = 0;
+  while (size_class < 63 && (bytes >> size_class) != 0) ++size_class;
+  if (rank_ == 0 && explained_.insert({static_cast<int>(spec.coll), size_class}).second) {
+    const size_t lo = size_class == 0 ? 0 : size_t{1} << (size_class - 1);
+    WEFT_INFO("planner: {} of {}..{} bytes on {} ranks -> {} ({})",
+              sched::CollectiveName(spec.coll), lo, size_class == 0 ? 0 : 2 * lo - 1, size_,
+              choice.algorithm->name, choice.reason);
+  }
+  if (choices_.size() >= kMaxCachedSchedules) choices_.clear();
+  choices_.emplace(key, choice.algorithm);
+  return choice.algorithm;
+}
+
 Result<const sched::Schedule*> Communicator::GetSchedule(const sched::CollectiveSpec& spec,
                                                          size_t esize, const char** algo_name) {
-  WEFT_ASSIGN_OR_RETURN(const sched::Algorithm* algo, planner_.Choose({spec, esize}));
+  WEFT_ASSIGN_OR_RETURN(const sched::Algorithm* algo, ChooseAlgorithm(spec, esize));
   if (algo_name != nullptr) *algo_name = algo->name;
   auto key = std::make_tuple(static_cast<int>(spec.coll), spec.root, spec.count,
                              static_cast<const void*>(algo));
@@ -485,7 +510,7 @@ Status Communicator::ExecuteSchedule(const Call& call, uint64_t seq, uint16_t ki
   }
 
   ctx.kind = kind != 0 ? kind : static_cast<uint16_t>(call.coll);
-  sched::CollectiveSpec spec{call.coll, rank_, size_, call.root, call.count};
+  sched::CollectiveSpec spec{call.coll, rank_, size_, call.root, call.count, topology_};
   if (call.coll == Collective::kBarrier) spec.count = 0;
   const char* algo = "";
   WEFT_ASSIGN_OR_RETURN(const sched::Schedule* schedule, GetSchedule(spec, esize, &algo));

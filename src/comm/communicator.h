@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -106,6 +107,9 @@ class Communicator {
   Status AbortedCall(const Call& call) const;
   Status ExecuteSchedule(const Call& call, uint64_t seq, uint16_t kind,
                          exec::Progress* progress);  // requires exec_mu_
+  // The planner's choice for `spec` (cached); at WEFT_DEBUG=INFO rank 0 logs the first
+  // choice of each collective and size class with the reason behind it.
+  Result<const sched::Algorithm*> ChooseAlgorithm(const sched::CollectiveSpec& spec, size_t esize);
   Result<const sched::Schedule*> GetSchedule(const sched::CollectiveSpec& spec, size_t esize,
                                              const char** algo_name = nullptr);
   void WorkerLoop();
@@ -139,6 +143,12 @@ class Communicator {
   std::unique_ptr<exec::P2PEngine> p2p_;  // non-blocking sends/receives in flight
   AlignedBuffer scratch_, temp_in_, temp_out_;
   std::map<std::tuple<int, int, size_t, const void*>, std::unique_ptr<sched::Schedule>> schedules_;
+  // The planner's choice per (collective, root, bytes), and the (collective, size class)
+  // pairs already explained at WEFT_DEBUG=INFO.
+  std::map<std::tuple<int, int, size_t>, const sched::Algorithm*> choices_;
+  std::set<std::pair<int, int>> explained_;
+  // Which host each rank is on (from the mesh), given to the planner with every spec.
+  std::shared_ptr<const sched::Topology> topology_;
   // Created (under mu_) at the first call on device buffers or a stream; used by the
   // worker under exec_mu_.
   std::unique_ptr<DevicePath> device_;

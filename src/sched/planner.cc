@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <set>
 #include <string_view>
 #include <vector>
@@ -134,10 +136,230 @@ const char* DefaultName(const CollectiveSpec& spec, size_t elem_size) {
   return "";
 }
 
+// ---- The cost model -------------------------------------------------------------
+
+// One step in which every rank r with partner[r] >= 0 sends `bytes` to it, all at once.
+// Messages inside a host run in parallel at the intra figures; messages leaving a host
+// share its link, so the host with the most leaving messages (k) sets the inter time.
+double StepUs(const Topology& t, const std::vector<int>& partner, double bytes,
+              const CostModel& c) {
+  std::vector<int> leaving(t.NumHosts(), 0);
+  bool intra = false;
+  for (size_t r = 0; r < partner.size(); ++r) {
+    const int p = partner[r];
+    if (p < 0) continue;
+    if (t.host_of[p] == t.host_of[r]) {
+      intra = true;
+    } else {
+      ++leaving[t.host_of[r]];
+    }
+  }
+  const int k = leaving.empty() ? 0 : *std::max_element(leaving.begin(), leaving.end());
+  // Gbit/s -> bytes per microsecond: gbps * 1e9 / 8 / 1e6 = gbps * 125.
+  double us = 0;
+  if (intra) us = c.intra_alpha_us + bytes / (c.intra_gbps * 125.0);
+  if (k > 0) us = std::max(us, c.inter_alpha_us + k * bytes / (c.inter_gbps * 125.0));
+  return us;
+}
+
+int FloorPow2Int(int n) {
+  int p = 1;
+  while (p * 2 <= n) p <<= 1;
+  return p;
+}
+
+// Recursive doubling and Rabenseifner, as their files build them: the first 2·rem ranks
+// (rem = p - p2, p2 the largest power of two <= p) fold pairwise, even onto odd, and get
+// the result back the same way; the p2 remaining ranks (new rank i is real rank 2i+1
+// for i < rem, i + rem after) exchange with new rank ^ mask. Recursive doubling moves
+// whole messages for mask = 1, 2, 4, ...; Rabenseifner's reduce-scatter halves them for
+// mask = p2/2 .. 1 (the largest half goes the farthest) and its allgather retraces it.
+double ButterflyUs(const Topology& t, double whole, const CostModel& c, bool halving) {
+  const int p = static_cast<int>(t.host_of.size());
+  const int p2 = FloorPow2Int(p);
+  const int rem = p - p2;
+  auto real = [&](int v) { return v < rem ? 2 * v + 1 : v + rem; };
+  double us = 0;
+  if (rem > 0) {
+    std::vector<int> fold(p, -1);
+    for (int r = 0; r < 2 * rem; r += 2) fold[r] = r + 1;
+    us += 2 * StepUs(t, fold, whole, c);
+  }
+  double bytes = whole;
+  for (int k = 1; k < p2; k <<= 1) {
+    const int mask = halving ? p2 / 2 / k : k;
+    std::vector<int> partner(p, -1);
+    for (int v = 0; v < p2; ++v) partner[real(v)] = real(v ^ mask);
+    if (halving) bytes /= 2;
+    us += (halving ? 2 : 1) * StepUs(t, partner, bytes, c);
+  }
+  return us;
+}
+
+double HierarchicalUs(const Topology& t, double bytes, const CostModel& c) {
+  const auto hosts = t.Hosts();
+  const int p = static_cast<int>(t.host_of.size());
+  const int num_hosts = static_cast<int>(hosts.size());
+  int m = p, most = 0;
+  for (const auto& h : hosts) {
+    m = std::min(m, static_cast<int>(h.size()));
+    most = std::max(most, static_cast<int>(h.size()));
+  }
+  double us = 0;
+  // Fold and unfold of extras, one extra per active per round.
+  const int fold_rounds = (most - m + m - 1) / m;
+  for (int k = 0; k < fold_rounds; ++k) {
+    std::vector<int> fold(p, -1);
+    for (const auto& h : hosts) {
+      for (int j = m * (k + 1); j < std::min<int>(m * (k + 2), h.size()); ++j) {
+        fold[h[j]] = h[j % m];
+      }
+    }
+    us += 2 * StepUs(t, fold, bytes, c);
+  }
+  // Intra-host reduce-scatter and allgather: 2(m-1) ring steps of bytes/m.
+  std::vector<int> ring(p, -1), rail(p, -1);
+  for (int hp = 0; hp < num_hosts; ++hp) {
+    for (int i = 0; i < m; ++i) {
+      ring[hosts[hp][i]] = hosts[hp][(i + 1) % m];
+      rail[hosts[hp][i]] = hosts[(hp + 1) % num_hosts][i];
+    }
+  }
+  if (m > 1) us += 2 * (m - 1) * StepUs(t, ring, bytes / m, c);
+  // Inter-host ring allreduce per rail: 2(H-1) steps of bytes/(m H).
+  if (num_hosts > 1) us += 2 * (num_hosts - 1) * StepUs(t, rail, bytes / m / num_hosts, c);
+  return us;
+}
+
+// True when the topology makes the hierarchical choice worth weighing: more than one
+// host, and more than one rank on some host.
+bool IsMultiHostShared(const CollectiveSpec& spec) {
+  if (spec.topology == nullptr || spec.topology->host_of.size() != static_cast<size_t>(spec.size))
+    return false;
+  const auto hosts = spec.topology->Hosts();
+  if (hosts.size() < 2) return false;
+  return std::any_of(hosts.begin(), hosts.end(), [](const auto& h) { return h.size() > 1; });
+}
+
+std::string FormatBytes(size_t bytes) {
+  if (bytes >= (size_t{1} << 20) && bytes % (size_t{1} << 20) == 0)
+    return fmt::format("{} MiB", bytes >> 20);
+  if (bytes >= (size_t{1} << 10) && bytes % (size_t{1} << 10) == 0)
+    return fmt::format("{} KiB", bytes >> 10);
+  return fmt::format("{} B", bytes);
+}
+
 }  // namespace
 
-Result<Planner> Planner::Create(const std::string& algo_override) {
+double EstimateAllReduceUs(const std::string& name, const Topology& t, double bytes,
+                           const CostModel& c) {
+  const int p = static_cast<int>(t.host_of.size());
+  if (p <= 1) return 0;
+  if (name == "hierarchical") return HierarchicalUs(t, bytes, c);
+  if (name == "recursive_doubling") return ButterflyUs(t, bytes, c, false);
+  if (name == "rabenseifner") return ButterflyUs(t, bytes, c, true);
+  if (name == "ring") {
+    std::vector<int> next(p);
+    for (int r = 0; r < p; ++r) next[r] = (r + 1) % p;
+    return 2 * (p - 1) * StepUs(t, next, bytes / p, c);
+  }
+  if (name == "binomial") {
+    // Reduce then broadcast: lg p levels of whole messages each way.
+    double us = 0;
+    for (int d = 1; d < p; d <<= 1) {
+      std::vector<int> partner(p, -1);
+      for (int r = 0; r < p; ++r) {
+        if (r % (2 * d) == d) partner[r] = r - d;
+      }
+      us += 2 * StepUs(t, partner, bytes, c);
+    }
+    return us;
+  }
+  return -1;
+}
+
+double EstimateAllGatherUs(const std::string& name, const Topology& t, double block,
+                           const CostModel& c) {
+  const int p = static_cast<int>(t.host_of.size());
+  if (p <= 1) return 0;
+  double us = 0;
+  if (name == "ring") {
+    std::vector<int> next(p);
+    for (int r = 0; r < p; ++r) next[r] = (r + 1) % p;
+    return (p - 1) * StepUs(t, next, block, c);
+  }
+  if (name == "recursive_doubling" || name == "bruck") {
+    // Step k moves min(d, p - d) blocks to a partner at distance d = 2^k (xor for
+    // recursive doubling, r - d for Bruck).
+    const bool bruck = name == "bruck";
+    for (int d = 1; d < p; d <<= 1) {
+      std::vector<int> partner(p, -1);
+      for (int r = 0; r < p; ++r) partner[r] = bruck ? (r - d + p) % p : (r ^ d) < p ? r ^ d : -1;
+      us += StepUs(t, partner, block * std::min(d, p - d), c);
+    }
+    return us;
+  }
+  if (name == "hierarchical") {
+    const auto hosts = t.Hosts();
+    const int num_hosts = static_cast<int>(hosts.size());
+    const int local = static_cast<int>(hosts[0].size());
+    std::vector<int> ring(p, -1), rail(p, -1);
+    for (int hp = 0; hp < num_hosts; ++hp) {
+      for (int i = 0; i < local; ++i) {
+        ring[hosts[hp][i]] = hosts[hp][(i + 1) % local];
+        rail[hosts[hp][i]] = hosts[(hp + 1) % num_hosts][i];
+      }
+    }
+    if (num_hosts > 1) us += (num_hosts - 1) * StepUs(t, rail, block, c);
+    // H messages per intra step: H latencies, H blocks.
+    if (local > 1) {
+      us += (local - 1) *
+            (StepUs(t, ring, num_hosts * block, c) + (num_hosts - 1) * c.intra_alpha_us);
+    }
+    return us;
+  }
+  return -1;
+}
+
+Result<CostModel> CostModel::Parse(const std::string& text) {
+  CostModel model;
+  for (const std::string& entry : SplitCommas(text)) {
+    if (entry.empty()) continue;
+    const size_t eq = entry.find('=');
+    const std::string key = Trim(std::string_view(entry).substr(0, eq));
+    double* field = nullptr;
+    if (key == "intra_alpha_us") field = &model.intra_alpha_us;
+    if (key == "intra_gbps") field = &model.intra_gbps;
+    if (key == "inter_alpha_us") field = &model.inter_alpha_us;
+    if (key == "inter_gbps") field = &model.inter_gbps;
+    if (field == nullptr || eq == std::string::npos) {
+      return InvalidArgument(fmt::format(
+          "WEFT_COST_MODEL: '{}' is not key=value with a key among intra_alpha_us, intra_gbps, "
+          "inter_alpha_us, inter_gbps",
+          entry));
+    }
+    const std::string value = Trim(std::string_view(entry).substr(eq + 1));
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    const bool is_alpha = key.find("alpha") != std::string::npos;
+    if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(v) || v < 0 ||
+        (v == 0 && !is_alpha)) {
+      return InvalidArgument(fmt::format("WEFT_COST_MODEL: {} needs a {} number, got '{}'", key,
+                                         is_alpha ? "non-negative" : "positive", value));
+    }
+    *field = v;
+  }
+  return model;
+}
+
+std::string CostModel::ToString() const {
+  return fmt::format("intra {} us {} Gbit/s, inter {} us {} Gbit/s", intra_alpha_us, intra_gbps,
+                     inter_alpha_us, inter_gbps);
+}
+
+Result<Planner> Planner::Create(const std::string& algo_override, const CostModel& costs) {
   Planner planner;
+  planner.costs_ = costs;
   if (Trim(algo_override).empty()) return planner;
   for (const std::string& entry : SplitCommas(algo_override)) {
     if (entry.empty()) continue;  // tolerate "ring," and ",,"
@@ -182,18 +404,49 @@ Result<Planner> Planner::Create(const std::string& algo_override) {
 // falls back to the default choice rather than failing the call: WEFT_ALGO is a
 // preference, and one value must work for every communicator of a job.
 Result<const Algorithm*> Planner::Choose(const PlanRequest& request) const {
+  WEFT_ASSIGN_OR_RETURN(PlanChoice choice, Explain(request));
+  return choice.algorithm;
+}
+
+Result<PlanChoice> Planner::Explain(const PlanRequest& request) const {
   const CollectiveSpec& spec = request.spec;
   WEFT_RETURN_IF_ERROR(ValidateSpec(spec));
+  const size_t bytes = spec.count * request.elem_size;
   const std::string& forced = override_by_coll_[static_cast<int>(spec.coll)];
+  std::string fallback;
   if (!forced.empty()) {
     const Algorithm* algorithm = FindAlgorithm(spec.coll, forced);
-    if (algorithm != nullptr && algorithm->supports(spec)) return algorithm;
+    if (algorithm != nullptr && algorithm->supports(spec)) {
+      return PlanChoice{algorithm, fmt::format("forced by WEFT_ALGO ({} bytes)", bytes)};
+    }
+    fallback = fmt::format("WEFT_ALGO's {} does not support this call; ", forced);
   }
   const Algorithm* chosen = FindAlgorithm(spec.coll, DefaultName(spec, request.elem_size));
-  if (chosen != nullptr && chosen->supports(spec)) return chosen;
+  if (chosen != nullptr && chosen->supports(spec)) {
+    const Algorithm* hier = FindAlgorithm(spec.coll, "hierarchical");
+    if (hier != nullptr && hier->supports(spec) && IsMultiHostShared(spec)) {
+      const Topology& t = *spec.topology;
+      const bool gather = spec.coll == Collective::kAllGather;
+      auto estimate = gather ? EstimateAllGatherUs : EstimateAllReduceUs;
+      const double flat_us = estimate(chosen->name, t, double(bytes), costs_);
+      const double hier_us = estimate("hierarchical", t, double(bytes), costs_);
+      const bool use_hier = hier_us >= 0 && flat_us >= 0 && hier_us < flat_us;
+      return PlanChoice{
+          use_hier ? hier : chosen,
+          fmt::format("{}cost model for {}{} on {} ({}): hierarchical {:.1f} us, {} "
+                      "{:.1f} us",
+                      fallback, FormatBytes(bytes), gather ? " per rank" : "", t.Describe(),
+                      costs_.ToString(), hier_us, chosen->name, flat_us)};
+    }
+    return PlanChoice{chosen,
+                      fmt::format("{}size thresholds for {}{}", fallback, FormatBytes(bytes),
+                                  spec.topology ? " on " + spec.topology->Describe() : "")};
+  }
   // Safety net: the first registered algorithm that supports the spec.
   for (const Algorithm& algorithm : AllAlgorithms()) {
-    if (algorithm.coll == spec.coll && algorithm.supports(spec)) return &algorithm;
+    if (algorithm.coll == spec.coll && algorithm.supports(spec)) {
+      return PlanChoice{&algorithm, fallback + "first algorithm that supports the call"};
+    }
   }
   return Internal(
       fmt::format("no algorithm supports {} on {} ranks", CollectiveName(spec.coll), spec.size));

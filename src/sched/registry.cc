@@ -21,6 +21,10 @@ const std::vector<Algorithm>& AllAlgorithms() {
       {"rabenseifner", C::kAllReduce,
        "recursive-halving reduce-scatter then recursive-doubling allgather; large messages",
        a::AnySize, a::BuildAllReduceRabenseifner},
+      {"hierarchical", C::kAllReduce,
+       "reduce-scatter inside each host, one ring across hosts per local rank, allgather "
+       "inside each host; needs the topology",
+       a::HasTopology, a::BuildAllReduceHierarchical},
 
       {"binomial", C::kReduce, "binomial-tree reduce to the root", a::AnySize,
        a::BuildReduceBinomial},
@@ -37,6 +41,10 @@ const std::vector<Algorithm>& AllAlgorithms() {
 
       {"ring", C::kAllGather, "ring allgather: p-1 steps of one block", a::AnySize,
        a::BuildAllGatherRing},
+      {"hierarchical", C::kAllGather,
+       "one ring across hosts per local rank, then a ring of those blocks inside each host; "
+       "needs the topology, equal ranks per host",
+       a::HasUniformTopology, a::BuildAllGatherHierarchical},
       {"recursive_doubling", C::kAllGather,
        "lg p exchanges of doubling block ranges; power-of-two world sizes only", a::PowerOfTwoSize,
        a::BuildAllGatherRecursiveDoubling},

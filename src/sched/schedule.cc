@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
 
 namespace weft::sched {
@@ -110,6 +112,49 @@ long long InPlaceOffset(const CollectiveSpec& spec) {
     default:
       return 0;
   }
+}
+
+Topology Topology::FromHostIds(const std::vector<std::string>& ids) {
+  Topology t;
+  std::map<std::string, int> index;
+  for (const std::string& id : ids) {
+    auto it = index.emplace(id, static_cast<int>(index.size())).first;
+    t.host_of.push_back(it->second);
+  }
+  return t;
+}
+
+Topology Topology::Contiguous(const std::vector<int>& ranks_per_host) {
+  Topology t;
+  for (size_t h = 0; h < ranks_per_host.size(); ++h) {
+    for (int i = 0; i < ranks_per_host[h]; ++i) t.host_of.push_back(static_cast<int>(h));
+  }
+  return t;
+}
+
+int Topology::NumHosts() const {
+  int n = 0;
+  for (int h : host_of) n = std::max(n, h + 1);
+  return n;
+}
+
+std::vector<std::vector<int>> Topology::Hosts() const {
+  std::vector<std::vector<int>> hosts(NumHosts());
+  for (size_t r = 0; r < host_of.size(); ++r) hosts[host_of[r]].push_back(static_cast<int>(r));
+  return hosts;
+}
+
+std::string Topology::Describe() const {
+  const auto hosts = Hosts();
+  bool uniform = true;
+  std::string sizes;
+  for (const auto& h : hosts) {
+    uniform = uniform && h.size() == hosts[0].size();
+    sizes += fmt::format("{}{}", sizes.empty() ? "" : ",", h.size());
+  }
+  if (hosts.empty()) return "0 hosts";
+  if (uniform) return fmt::format("{} hosts x {} ranks", hosts.size(), hosts[0].size());
+  return fmt::format("{} hosts, ranks per host {}", hosts.size(), sizes);
 }
 
 std::string ToString(const Step& step) {

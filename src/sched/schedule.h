@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,24 @@ struct Schedule {
   bool inplace_safe = true;   // false: executor copies the input aside when in place
 };
 
+// Which host each rank is on, as the communicator learnt it at init (the mesh's host
+// identities). Hosts are numbered 0, 1, ... in the order of their lowest rank. Immutable
+// once built; shared by every spec of a communicator.
+struct Topology {
+  std::vector<int> host_of;  // host index of every rank
+
+  // Ranks with equal strings share a host. ids.size() is the world size.
+  static Topology FromHostIds(const std::vector<std::string>& ids);
+  // `hosts` hosts with ranks_per_host[h] ranks each, ranks numbered host by host
+  // (contiguous placement, as launchers assign them).
+  static Topology Contiguous(const std::vector<int>& ranks_per_host);
+  int NumHosts() const;
+  // The ranks of each host, ascending.
+  std::vector<std::vector<int>> Hosts() const;
+  // Readable summary: "2 hosts x 2 ranks" or "3 hosts, ranks per host 2,1,3".
+  std::string Describe() const;
+};
+
 // What the caller asked for, from one rank's point of view. `count` follows NCCL:
 //   allreduce, reduce, broadcast: elements in the buffer
 //   allgather, gather: elements each rank contributes (output holds size*count)
@@ -87,6 +106,9 @@ struct CollectiveSpec {
   int size = 1;
   int root = 0;        // reduce, broadcast, gather, scatter
   size_t count = 0;
+  // Where the ranks are (null: unknown). Only topology-aware algorithms read it; a
+  // schedule stays a pure function of the spec.
+  std::shared_ptr<const Topology> topology = nullptr;
 };
 
 // Elements in the input and output buffers for `spec` (on this rank; for rooted

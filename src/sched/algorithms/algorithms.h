@@ -12,6 +12,12 @@ inline bool PowerOfTwoSize(const CollectiveSpec& spec) {
   return spec.size > 0 && (spec.size & (spec.size - 1)) == 0;
 }
 
+// The spec carries a topology that covers its world (topology-aware algorithms).
+bool HasTopology(const CollectiveSpec& spec);
+// ... and every host has the same number of ranks.
+bool HasUniformTopology(const CollectiveSpec& spec);
+
+Schedule BuildAllReduceHierarchical(const CollectiveSpec& spec);
 Schedule BuildAllReduceRing(const CollectiveSpec& spec);
 Schedule BuildAllReduceRecursiveDoubling(const CollectiveSpec& spec);
 Schedule BuildAllReduceBinomial(const CollectiveSpec& spec);
@@ -24,6 +30,7 @@ Schedule BuildBroadcastBinomial(const CollectiveSpec& spec);
 Schedule BuildBroadcastRing(const CollectiveSpec& spec);
 Schedule BuildBroadcastScatterAllGather(const CollectiveSpec& spec);
 
+Schedule BuildAllGatherHierarchical(const CollectiveSpec& spec);
 Schedule BuildAllGatherRing(const CollectiveSpec& spec);
 Schedule BuildAllGatherRecursiveDoubling(const CollectiveSpec& spec);
 Schedule BuildAllGatherBruck(const CollectiveSpec& spec);

@@ -1,0 +1,125 @@
+// The planner with a topology: when it weighs the hierarchical allreduce against the
+// flat choice, what it explains, the cost model's arithmetic and WEFT_COST_MODEL parsing.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sched/planner.h"
+#include "sched/registry.h"
+
+namespace weft::sched {
+namespace {
+
+std::shared_ptr<const Topology> Contiguous(const std::vector<int>& per_host) {
+  return std::make_shared<const Topology>(Topology::Contiguous(per_host));
+}
+
+PlanRequest Request(size_t bytes, std::shared_ptr<const Topology> topology) {
+  CollectiveSpec spec{Collective::kAllReduce, 0, static_cast<int>(topology->host_of.size()), 0,
+                      bytes / 4};
+  spec.topology = std::move(topology);
+  return PlanRequest{spec, 4};
+}
+
+std::string Chosen(const Planner& p, const PlanRequest& req) {
+  auto chosen = p.Explain(req);
+  EXPECT_TRUE(chosen.ok()) << chosen.status().ToString();
+  return chosen.ok() ? chosen.value().algorithm->name : "";
+}
+
+TEST(HierarchicalPlanner, ChosenForLargeMessagesAcrossSharedHosts) {
+  const Planner p = Planner::Create("").value();
+  for (const std::vector<int>& per_host :
+       std::vector<std::vector<int>>{{2, 2}, {4, 4}, {8, 8, 8, 8}, {3, 2}}) {
+    EXPECT_EQ(Chosen(p, Request(64 << 20, Contiguous(per_host))), "hierarchical");
+  }
+  // At 1 MiB the flat choice is Rabenseifner on power-of-two worlds (its first, largest
+  // half goes to the farthest partner, across hosts) and the ring elsewhere (2(p-1) steps
+  // that each cross hosts): hierarchical beats both.
+  EXPECT_EQ(Chosen(p, Request(1 << 20, Contiguous({2, 2}))), "hierarchical");
+  EXPECT_EQ(Chosen(p, Request(1 << 20, Contiguous({3, 2}))), "hierarchical");
+  EXPECT_EQ(Chosen(p, Request(1 << 20, Contiguous({3, 3}))), "hierarchical");
+  // Tiny messages: one inter-host latency of recursive doubling beats 2(H-1) of them.
+  EXPECT_EQ(Chosen(p, Request(8, Contiguous({2, 2}))), "recursive_doubling");
+}
+
+TEST(HierarchicalPlanner, FlatWhereTopologyGivesNothing) {
+  const Planner p = Planner::Create("").value();
+  EXPECT_EQ(Chosen(p, Request(64 << 20, Contiguous({4}))), "ring");        // one host
+  EXPECT_EQ(Chosen(p, Request(64 << 20, Contiguous({1, 1, 1}))), "ring");  // one rank per host
+  PlanRequest no_topology = Request(64 << 20, Contiguous({2, 2}));
+  no_topology.spec.topology = nullptr;
+  EXPECT_EQ(Chosen(p, no_topology), "ring");
+}
+
+TEST(HierarchicalPlanner, ForcedByWeftAlgo) {
+  const Planner p = Planner::Create("allreduce:hierarchical").value();
+  EXPECT_EQ(Chosen(p, Request(8, Contiguous({2, 2}))), "hierarchical");
+  EXPECT_EQ(Chosen(p, Request(8, Contiguous({4}))), "hierarchical");
+  PlanRequest no_topology = Request(8, Contiguous({2, 2}));
+  no_topology.spec.topology = nullptr;  // falls back to the default
+  EXPECT_EQ(Chosen(p, no_topology), "recursive_doubling");
+  EXPECT_NE(p.Explain(no_topology).value().reason.find("does not support"), std::string::npos);
+}
+
+TEST(HierarchicalPlanner, ExplainsWithCostModelNumbers) {
+  const Planner p = Planner::Create("").value();
+  auto choice = p.Explain(Request(4 << 20, Contiguous({2, 2})));
+  ASSERT_TRUE(choice.ok());
+  const std::string& why = choice.value().reason;
+  EXPECT_NE(why.find("cost model for 4 MiB on 2 hosts x 2 ranks"), std::string::npos) << why;
+  EXPECT_NE(why.find("hierarchical"), std::string::npos) << why;
+  EXPECT_NE(why.find("ring"), std::string::npos) << why;
+  EXPECT_NE(why.find("inter 25 us 10 Gbit/s"), std::string::npos) << why;
+}
+
+// The model's figures by hand for 2 hosts x 2 ranks, 4 MB, defaults (intra 2 us 80 Gbit/s =
+// 10000 B/us; inter 25 us 10 Gbit/s = 1250 B/us, shared by the host's ranks).
+TEST(HierarchicalPlanner, CostModelArithmetic) {
+  // Rabenseifner on 2 x 2, 4 MB: mask 2 first (n/2 across hosts, 2 leaving each host),
+  // then mask 1 (n/4 inside), and the allgather the same again.
+  EXPECT_NEAR(EstimateAllReduceUs("rabenseifner", Topology::Contiguous({2, 2}), 4e6, CostModel()),
+              2 * ((25 + 2 * 2e6 / 1250) + (2 + 1e6 / 10000)), 1e-6);
+  const CostModel c;
+  const Topology t = Topology::Contiguous({2, 2});
+  const double n = 4e6;
+  // Ring: 6 steps of n/4; one message leaves each host per step.
+  EXPECT_NEAR(EstimateAllReduceUs("ring", t, n, c), 6 * (25 + 1e6 / 1250), 1e-6);
+  // Hierarchical: 2 intra steps of n/2; 2 rail steps of n/4 with 2 leaving each host.
+  EXPECT_NEAR(EstimateAllReduceUs("hierarchical", t, n, c),
+              2 * (2 + 2e6 / 10000) + 2 * (25 + 2 * 1e6 / 1250), 1e-6);
+}
+
+TEST(HierarchicalPlanner, AllGatherWeighedOnUniformHosts) {
+  const Planner p = Planner::Create("").value();
+  auto request = [](size_t block, std::shared_ptr<const Topology> t) {
+    CollectiveSpec spec{Collective::kAllGather, 0, static_cast<int>(t->host_of.size()), 0, block};
+    spec.topology = std::move(t);
+    return PlanRequest{spec, 1};
+  };
+  auto large = p.Explain(request(1 << 20, Contiguous({4, 4, 4})));
+  ASSERT_TRUE(large.ok());
+  EXPECT_STREQ(large.value().algorithm->name, "hierarchical") << large.value().reason;
+  EXPECT_NE(large.value().reason.find("1 MiB per rank"), std::string::npos);
+  // Uneven hosts: the hierarchical allgather does not apply; thresholds choose.
+  EXPECT_STREQ(p.Choose(request(1 << 20, Contiguous({4, 3}))).value()->name, "ring");
+}
+
+TEST(HierarchicalPlanner, CostModelParse) {
+  auto c = CostModel::Parse(" inter_gbps = 2 , inter_alpha_us=100");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c.value().inter_gbps, 2);
+  EXPECT_EQ(c.value().inter_alpha_us, 100);
+  EXPECT_EQ(c.value().intra_gbps, CostModel().intra_gbps);
+  EXPECT_TRUE(CostModel::Parse("").ok());
+  EXPECT_TRUE(CostModel::Parse("intra_alpha_us=0").ok());
+  EXPECT_FALSE(CostModel::Parse("inter_gbps=0").ok());
+  EXPECT_FALSE(CostModel::Parse("inter_gbps=fast").ok());
+  EXPECT_FALSE(CostModel::Parse("bandwidth=3").ok());
+  EXPECT_FALSE(CostModel::Parse("inter_gbps").ok());
+}
+
+}  // namespace
+}  // namespace weft::sched
