@@ -150,8 +150,7 @@ Status Communicator::RunOnStream(const Call& call, void* stream) {
   if (stream == nullptr && !HasDeviceBuffer(call)) return Run(call);
   Status failed = AsyncError();
   if (!failed.ok())
-    return Aborted(fmt::format("rank {}: {} refused: the communicator failed earlier: {}",
-                               rank_, CallName(call), failed.ToString()));
+    return RefusedAfterFailure(call, failed);
   WEFT_ASSIGN_OR_RETURN(std::shared_ptr<Request> request, EnqueueOnStream(call, stream));
   // Without stream memory operations nothing holds the stream back: the call itself
   // waits, so that work the caller queues after it cannot overtake it.
@@ -236,8 +235,7 @@ Status Communicator::EnsureDevicePath(int device) {
 Status Communicator::ExecuteDeviceTask(Task& task) {
   Status st;
   if (!failure_.ok()) {
-    st = Aborted(fmt::format("rank {}: {} refused: the communicator failed earlier: {}", rank_,
-                             CallName(task.call), failure_.ToString()));
+    st = RefusedAfterFailure(task.call, failure_);
   } else {
     Deadline deadline = Deadline::AfterSeconds(timeout_s_);
     st = gpu::SetDevice(device_->device());
@@ -265,8 +263,7 @@ void Communicator::StartDevicePointToPoint(Task task) {
     request->Complete(std::move(st));
   };
   if (!failure_.ok()) {
-    finish(Aborted(fmt::format("rank {}: {} refused: the communicator failed earlier: {}",
-                               rank_, CallName(c), failure_.ToString())));
+    finish(RefusedAfterFailure(c, failure_));
     return;
   }
   Deadline deadline = Deadline::AfterSeconds(timeout_s_);
@@ -341,9 +338,7 @@ void Communicator::WorkerLoop() {
 void Communicator::StartPointToPoint(Task task) {
   if (aborting_.load() && failure_.ok()) Fail(AbortCause());
   if (!failure_.ok()) {
-    task.request->Complete(Aborted(fmt::format(
-        "rank {}: {} refused: the communicator failed earlier: {}", rank_, CallName(task.call),
-        failure_.ToString())));
+    task.request->Complete(RefusedAfterFailure(task.call, failure_));
     return;
   }
   const Call& c = task.call;
@@ -375,8 +370,7 @@ void Communicator::ProgressPointToPoint() {
 Status Communicator::ExecuteOrFail(const Call& call, uint64_t seq) {
   if (aborting_.load() && failure_.ok()) Fail(AbortCause());
   if (!failure_.ok()) {
-    return Aborted(fmt::format("rank {}: {} refused: the communicator failed earlier: {}", rank_,
-                               CallName(call), failure_.ToString()));
+    return RefusedAfterFailure(call, failure_);
   }
   Status st = Execute(call, seq);
   if (IsFatal(st)) Fail(st);
@@ -399,6 +393,11 @@ void Communicator::Fail(const Status& cause) {
 
 Status Communicator::AbortCause() const {
   return Aborted(fmt::format("rank {} called weftCommAbort", rank_));
+}
+
+Status Communicator::RefusedAfterFailure(const Call& call, const Status& cause) const {
+  return Aborted(fmt::format("rank {}: {} refused: the communicator failed earlier: {}", rank_,
+                             CallName(call), cause.ToString()));
 }
 
 Status Communicator::AbortedCall(const Call& call) const {

@@ -105,6 +105,8 @@ class Communicator {
   void StartDevicePointToPoint(Task task);  // requires exec_mu_
   Status AbortCause() const;
   Status AbortedCall(const Call& call) const;
+  // Aborted: `call` is refused because the communicator failed earlier with `cause`.
+  Status RefusedAfterFailure(const Call& call, const Status& cause) const;
   Status ExecuteSchedule(const Call& call, uint64_t seq, uint16_t kind,
                          exec::Progress* progress);  // requires exec_mu_
   // The planner's choice for `spec` (cached); at WEFT_DEBUG=INFO rank 0 logs the first

@@ -94,9 +94,8 @@ std::string JsonEscape(std::string_view s) {
 
 FlightRecorder::FlightRecorder(uint64_t comm_id, int rank, int size)
     : comm_id_(comm_id), rank_(rank), size_(size) {
-  long long n = GetEnvInt("WEFT_FLIGHT_RECORDER_ENTRIES", 64).ok()
-                    ? GetEnvInt("WEFT_FLIGHT_RECORDER_ENTRIES", 64).value()
-                    : 64;
+  auto entries = GetEnvInt("WEFT_FLIGHT_RECORDER_ENTRIES", 64);
+  long long n = entries.ok() ? entries.value() : 64;
   n = std::clamp<long long>(n, 1, 100000);
   for (long long i = 0; i < n; ++i) ring_.push_back(std::make_unique<Entry>());
   if (!Dir().empty()) StartSignalDumperOnce();
