@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# A peer's host vanishes while nothing flows: two network namespaces joined by a veth
-# pair, rank 0 in one, rank 1 in the other (tcp). Rank 0 waits in a receive from rank 1,
-# which sleeps; then rank 1's side of the veth goes down, so no FIN or RST ever arrives.
-# Rank 0 must fail within about WEFT_TCP_KEEPALIVE (bound: 2x + 2 s) with an error
-# naming rank 1, although WEFT_TIMEOUT is 120 s. Usage: partition_test.sh WAIT_FOR_PEER
+# A peer's host vanishes: two network namespaces joined by a veth pair, rank 0 in one,
+# rank 1 in the other (tcp); then rank 1's side of the veth goes down, so no FIN or RST
+# ever arrives. Usage: partition_test.sh WAIT_FOR_PEER [idle|busy]
+#   idle: nothing flows. Rank 0 waits in a receive from rank 1, which sleeps. Rank 0 must
+#         fail within about WEFT_TCP_KEEPALIVE (TCP keep-alive probes).
+#   busy: the link is shaped to 200 Mbit/s and both ranks run 4 MiB allreduces back to
+#         back, so the link goes down mid-transfer with unacknowledged data in flight
+#         (where keep-alive does not probe; TCP_USER_TIMEOUT does). Both ranks must fail.
+# Bound: 2 x WEFT_TCP_KEEPALIVE + 2 s, with an error naming the other rank, although
+# WEFT_TIMEOUT is 120 s.
 # Needs CAP_SYS_ADMIN/CAP_NET_ADMIN; otherwise prints SKIP and exits 77. The namespaces
 # are always deleted and the ranks killed by pid on exit.
 set -u
 PROG=$1
+MODE=${2:-idle}
 KEEPALIVE=${WEFT_TCP_KEEPALIVE:-4}
 ID="$$$RANDOM"
 ID=${ID:0:10}
@@ -40,6 +46,11 @@ for h in 0 1; do
   ip -n "${NS[$h]}" link set lo up || die "lo up"
   ip -n "${NS[$h]}" addr add "${ADDR[$h]}/24" dev "${VETH[$h]}" || die "address"
   ip -n "${NS[$h]}" link set "${VETH[$h]}" up || die "veth up"
+  if [ "$MODE" = busy ]; then
+    ip -n "${NS[$h]}" link set "${VETH[$h]}" txqueuelen 1000
+    ip netns exec "${NS[$h]}" tc qdisc add dev "${VETH[$h]}" root tbf rate 200mbit \
+      burst 256kb latency 50ms || skip "tc tbf shaping is not available"
+  fi
 done
 
 for r in 0 1; do
@@ -47,7 +58,7 @@ for r in 0 1; do
     env RANK=$r WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 \
         MASTER_ADDR="${ADDR[0]}" MASTER_PORT=29511 WEFT_TRANSPORT=tcp \
         WEFT_SOCKET_IFNAME="=${VETH[$r]}" WEFT_TIMEOUT=120 WEFT_TCP_KEEPALIVE="$KEEPALIVE" \
-        "$PROG" 60 >"$TMP/out.$r" 2>&1 &
+        "$PROG" 60 "$MODE" >"$TMP/out.$r" 2>&1 &
   PIDS+=($!)
 done
 for _ in $(seq 300); do
@@ -55,18 +66,26 @@ for _ in $(seq 300); do
   sleep 0.1
 done
 [ "$(cat "$TMP"/out.* | grep -c '^ready')" -eq 2 ] || die "ranks did not initialise in 30 s"
-sleep 1  # rank 0 is now blocked in its receive; nothing flows
+if [ "$MODE" = busy ]; then
+  sleep 0.5  # both ranks are mid-allreduce: 4 MiB takes ~0.3 s at 200 Mbit/s
+  REPORTERS=(0 1)
+else
+  sleep 1  # rank 0 is now blocked in its receive; nothing flows
+  REPORTERS=(0)
+fi
 ip -n "${NS[1]}" link set "${VETH[1]}" down || die "cannot take rank 1's link down"
 cut_ms=$(date +%s%3N)
-echo "rank 1's link down at $cut_ms; WEFT_TCP_KEEPALIVE=$KEEPALIVE, WEFT_TIMEOUT=120"
-wait "${PIDS[0]}"
-rc=$?
-grep -q "^DETECTED" "$TMP/out.0" || die "rank 0 did not report the lost peer (exit $rc)"
-detected_ms=$(awk '/^DETECTED/ {print $2}' "$TMP/out.0")
-took=$(( detected_ms - cut_ms ))
-sed "s/^/[rank 0] /" "$TMP/out.0"
-echo "rank 0 noticed the vanished peer $took ms after the link went down"
+echo "rank 1's link down at $cut_ms ($MODE); WEFT_TCP_KEEPALIVE=$KEEPALIVE, WEFT_TIMEOUT=120"
 bound=$(( (2 * KEEPALIVE + 2) * 1000 ))
-[ $rc -eq 0 ] || die "rank 0 exited with $rc"
-[ $took -le $bound ] || die "took $took ms, over the bound of $bound ms"
+for r in "${REPORTERS[@]}"; do
+  wait "${PIDS[$r]}"
+  rc=$?
+  grep -q "^DETECTED" "$TMP/out.$r" || die "rank $r did not report the lost peer (exit $rc)"
+  detected_ms=$(awk '/^DETECTED/ {print $2}' "$TMP/out.$r")
+  took=$(( detected_ms - cut_ms ))
+  sed "s/^/[rank $r] /" "$TMP/out.$r"
+  echo "rank $r noticed the vanished peer $took ms after the link went down"
+  [ $rc -eq 0 ] || die "rank $r exited with $rc"
+  [ $took -le $bound ] || die "rank $r took $took ms, over the bound of $bound ms"
+done
 echo "PASS"

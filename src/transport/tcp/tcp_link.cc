@@ -1,5 +1,7 @@
 #include "transport/tcp/tcp_link.h"
 
+#include "transport/tcp/tcp_setup.h"
+
 #include <fmt/format.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -19,7 +21,11 @@ constexpr size_t kMaxBatchOps = 32;
 }  // namespace
 
 TcpLink::TcpLink(int self, int peer, net::Fd fd, std::string peer_addr)
-    : Link(self, peer), fd_(std::move(fd)), peer_addr_(std::move(peer_addr)) {}
+    : Link(self, peer),
+      fd_(std::move(fd)),
+      peer_addr_(std::move(peer_addr)),
+      // Already validated when the connection was tuned (TuneDataSocket).
+      stall_(KeepAliveFromEnv().ok() ? KeepAliveFromEnv().value() : kDefaultKeepAliveS) {}
 
 Status TcpLink::ConnectionError(int err, bool mid_message) const {
   if (err == 0 || err == ECONNRESET || err == EPIPE || err == ENOTCONN || err == ETIMEDOUT) {
@@ -49,7 +55,19 @@ Result<bool> TcpLink::Progress() {
     failed_ = r.status();
     return failed_;
   }
-  return s.value() || r.value();
+  if (s.value() || r.value()) {
+    stall_.Moved();
+    return true;
+  }
+  if (Busy()) {
+    std::string stall = stall_.Check(fd_.get());
+    if (!stall.empty()) {
+      failed_ = Unavailable(fmt::format("rank {} lost connection to rank {} (tcp {}): {}", self_,
+                                        peer_, peer_addr_, stall));
+      return failed_;
+    }
+  }
+  return false;
 }
 
 Result<bool> TcpLink::ProgressSends() {

@@ -7,7 +7,8 @@
 // kernel buffers them, and TCP flow control holds the sender back), so the link never
 // needs memory of its own for early messages.
 //
-// A header of kind kAbortFrame (wire.h) ends the link with the peer's cause.
+// A header of kind kAbortFrame (wire.h) ends the link with the peer's cause. A peer that
+// stops acknowledging while we wait on it fails the link too (stall_detector.h).
 //
 // Never blocks: every syscall is MSG_DONTWAIT. The executor polls PollFd() for POLLIN,
 // and for POLLOUT while WantsWrite().
@@ -20,6 +21,7 @@
 
 #include "net/socket.h"
 #include "transport/link.h"
+#include "transport/tcp/stall_detector.h"
 
 namespace weft::transport::tcp {
 
@@ -66,6 +68,8 @@ class TcpLink final : public Link {
   uint64_t recv_off_ = 0;       // payload bytes of the front recv read so far
   std::string abort_text_;      // cause text of an abort frame being read
   bool peer_failed_ = false;    // an abort frame was read: the error is the peer's cause
+
+  StallDetector stall_;  // a peer that stopped acknowledging mid-transfer
 
   Status failed_;
 };
