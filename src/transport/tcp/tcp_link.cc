@@ -18,14 +18,19 @@ constexpr uint64_t kHdr = sizeof(WireHeader);
 // bounded by IOV_MAX (1024) with room to spare.
 constexpr size_t kMaxBatchOps = 32;
 
+// WEFT_TCP_KEEPALIVE, already validated when the connection was tuned (TuneDataSocket).
+int StallBudgetFromEnv() {
+  Result<int> s = KeepAliveFromEnv();
+  return s.ok() ? s.value() : kDefaultKeepAliveS;
+}
+
 }  // namespace
 
 TcpLink::TcpLink(int self, int peer, net::Fd fd, std::string peer_addr)
     : Link(self, peer),
       fd_(std::move(fd)),
       peer_addr_(std::move(peer_addr)),
-      // Already validated when the connection was tuned (TuneDataSocket).
-      stall_(KeepAliveFromEnv().ok() ? KeepAliveFromEnv().value() : kDefaultKeepAliveS) {}
+      stall_(StallBudgetFromEnv()) {}
 
 Status TcpLink::ConnectionError(int err, bool mid_message) const {
   if (err == 0 || err == ECONNRESET || err == EPIPE || err == ENOTCONN || err == ETIMEDOUT) {
