@@ -13,6 +13,10 @@
 //   shrink_check badargs   out of range, duplicate, everyone, a negative count, a NULL
 //                          list, unknown flags: each weftInvalidArgument with its reason,
 //                          and the communicator still works.
+//   shrink_check storedead DIR
+//                          weftGetUniqueId on rank 0 (so the store lives in rank 0's process;
+//                          the id travels through DIR/id), then rank 0 dies: the survivors'
+//                          shrink must fail, saying the store is gone.
 //
 // A rank that passes prints "PASS rank R ..." and exits 0; any check that fails prints
 // "FAIL ..." and exits 1. The victims print nothing (they die).
@@ -21,6 +25,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <cstdlib>
 #include <cstring>
 #include <regex>
@@ -287,17 +293,57 @@ int BadArguments(weftComm_t comm) {
   return 0;
 }
 
+int StoreHostDies(const std::string& dir) {
+  const int rank = std::atoi(std::getenv("WEFT_RANK"));
+  const int n = std::atoi(std::getenv("WEFT_WORLD_SIZE"));
+  g_old_rank = rank;
+  weftUniqueId id;
+  const std::string path = dir + "/id";
+  if (rank == 0) {
+    if (weftGetUniqueId(&id) != weftSuccess) Fail(std::string("id: ") + weftGetLastError(nullptr));
+    std::ofstream(path + ".tmp", std::ios::binary).write(id.internal, sizeof(id.internal));
+    std::rename((path + ".tmp").c_str(), path.c_str());
+  } else {
+    for (int i = 0;; ++i) {
+      std::ifstream in(path, std::ios::binary);
+      if (in && in.read(id.internal, sizeof(id.internal))) break;
+      if (i > 3000) Fail("no id from rank 0 after 30 s");
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  weftComm_t comm = nullptr;
+  if (weftCommInitRank(&comm, n, id, rank) != weftSuccess)
+    Fail(std::string("init: ") + weftGetLastError(nullptr));
+  Check(weftBarrier(comm), comm, "barrier");
+  if (rank == 0) raise(SIGKILL);  // and the store with it
+  float x = 1, y = 0;
+  Expect(weftAllReduce(&x, &y, 1, weftFloat32, weftSum, comm) != weftSuccess,
+         "an allreduce with a dead rank succeeded");
+  weftComm_t next = nullptr;
+  weftResult_t r = weftCommShrink(comm, nullptr, 0, &next, WEFT_SHRINK_DEFAULT);
+  const std::string error = weftGetLastError(comm);
+  Expect(r != weftSuccess && next == nullptr, "shrink without a store succeeded");
+  Expect(error.find("rendezvous store") != std::string::npos &&
+             error.find("gone") != std::string::npos,
+         "the error does not say the store is gone: " + error);
+  std::printf("rank %d was told (%s): %s\n", rank, weftGetErrorString(r), error.c_str());
+  weftCommAbort(comm);
+  std::printf("PASS rank %d\n", rank);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "storedead" && argc == 3) return StoreHostDies(argv[2]);
   weftComm_t comm = nullptr;
   if (weftCommInitFromEnv(&comm) != weftSuccess) Fail(std::string("init: ") + weftGetLastError(nullptr));
   weftCommUserRank(comm, &g_old_rank);
   if (mode == "kill" && argc == 3) return KillRounds(comm, std::atoi(argv[2]));
   if (mode == "exclude") return ExcludeOne(comm);
   if (mode == "badargs") return BadArguments(comm);
-  std::fprintf(stderr, "usage: shrink_check kill K | exclude | badargs\n");
+  std::fprintf(stderr, "usage: shrink_check kill K | exclude | badargs | storedead DIR\n");
   return 2;
 }
