@@ -222,7 +222,10 @@ int ExcludeOne(weftComm_t comm) {
   weftCommCount(comm, &n);
   const int exclude[] = {1};
   weftComm_t next = nullptr;
+  const auto t0 = std::chrono::steady_clock::now();
   weftResult_t r = weftCommShrink(comm, exclude, 1, &next, WEFT_SHRINK_DEFAULT);
+  const double shrink_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (g_old_rank == 1) {
     const std::string error = weftGetLastError(comm);
     Expect(r == weftInvalidUsage && next == nullptr,
@@ -236,6 +239,8 @@ int ExcludeOne(weftComm_t comm) {
     weftCommCount(next, &new_n);
     Expect(new_n == n - 1, "new size " + std::to_string(new_n));
     Expect(new_rank == (g_old_rank == 0 ? 0 : g_old_rank - 1), "new rank " + std::to_string(new_rank));
+    std::printf("rank %d: shrink of the healthy communicator to %d ranks in %.1f ms\n",
+                g_old_rank, new_n, shrink_ms);
     RunEveryCollective(next);
     // A second shrink with nothing to exclude on a healthy communicator: same ranks.
     weftComm_t again = nullptr;
