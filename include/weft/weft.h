@@ -99,6 +99,25 @@ WEFT_API weftResult_t weftCommInitFromEnv(weftComm_t* comm);
 /* Collective over `comm`: ranks with the same color form a new communicator, ordered
  * by (key, old rank). */
 WEFT_API weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newcomm);
+/* A new communicator of the ranks of `comm` that remain, numbered in their old order
+ * (NCCL 2.19's ncclCommShrink, without the config). Works on a healthy communicator and,
+ * the point of it, on one that failed (a rank died): the survivors agree on who remains
+ * through the rendezvous store, not over `comm`'s links. Every remaining rank calls it;
+ * ranks in excludeRanks must not (they get weftInvalidUsage).
+ *   excludeRanks/nExclude: ranks of `comm` to leave out; nExclude == 0 (excludeRanks may
+ *     be NULL): leave out the ranks the survivors' errors name as lost, and any rank that
+ *     does not call within WEFT_TIMEOUT.
+ *   flags: WEFT_SHRINK_DEFAULT, or WEFT_SHRINK_ABORT to abort `comm`'s calls in flight
+ *     first (as weftCommAbort, but `comm` stays allocated: destroy it afterwards).
+ * Errors: weftInvalidArgument for a rank out of range or listed twice, or all ranks
+ * excluded; weftInvalidUsage on a rank that is excluded (listed, or left out by the
+ * agreement); weftRemoteError / weftTimeout when the store is gone (the process hosting
+ * it died) or a survivor does not connect. Bounded by 2 x WEFT_TIMEOUT. `comm` is left
+ * as it was (still usable if it was healthy). docs/RELIABILITY.md has the details. */
+#define WEFT_SHRINK_DEFAULT 0x00
+#define WEFT_SHRINK_ABORT 0x01
+WEFT_API weftResult_t weftCommShrink(weftComm_t comm, const int* excludeRanks, int nExclude,
+                                     weftComm_t* newcomm, int flags);
 WEFT_API weftResult_t weftCommDestroy(weftComm_t comm);
 /* Abandons `comm` and frees it; callable from any thread, also while other threads are
  * blocked in calls on `comm` (they, and every pending request, return weftAborted within

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "weft/weft.h"
 
@@ -109,6 +110,14 @@ class Comm {
   Comm split(int color, int key) const {
     weftComm_t c = nullptr;
     check(weftCommSplit(comm_, color, key, &c));
+    return Comm(c);
+  }
+
+  // weftCommShrink: a communicator of the ranks that remain (old order kept). An empty
+  // `exclude` leaves out the ranks found lost (docs/RELIABILITY.md).
+  Comm shrink(const std::vector<int>& exclude = {}, int flags = WEFT_SHRINK_DEFAULT) const {
+    weftComm_t c = nullptr;
+    check(weftCommShrink(comm_, exclude.data(), static_cast<int>(exclude.size()), &c, flags));
     return Comm(c);
   }
 

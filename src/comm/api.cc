@@ -6,9 +6,11 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "comm/init.h"
+#include "comm/shrink.h"
 #include "gpu/runtime.h"
 #include "weft/weft.h"
 
@@ -199,6 +201,29 @@ weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newc
   auto r = comm->impl->Split(color, key);
   if (!r.ok()) return Report(comm, r.status());
   if (r.value()) *newcomm = new weftComm{std::move(r).value()};
+  return weftSuccess;
+}
+
+weftResult_t weftCommShrink(weftComm_t comm, const int* excludeRanks, int nExclude,
+                            weftComm_t* newcomm, int flags) {
+  if (comm == nullptr) return NoComm();
+  InCall in(comm);
+  if (newcomm == nullptr) return Report(comm, weft::InvalidArgument("newcomm is NULL"));
+  *newcomm = nullptr;
+  if (nExclude < 0 || (nExclude > 0 && excludeRanks == nullptr))
+    return Report(comm, weft::InvalidArgument(
+                            "rank " + std::to_string(comm->impl->rank()) +
+                            ": weftCommShrink: nExclude is " + std::to_string(nExclude) +
+                            "; it must be >= 0, with excludeRanks non-NULL when > 0"));
+  if ((flags & ~WEFT_SHRINK_ABORT) != 0)
+    return Report(comm, weft::InvalidArgument(
+                            "rank " + std::to_string(comm->impl->rank()) +
+                            ": weftCommShrink: unknown flags " + std::to_string(flags) +
+                            " (WEFT_SHRINK_DEFAULT or WEFT_SHRINK_ABORT)"));
+  std::vector<int> exclude(excludeRanks, excludeRanks + nExclude);
+  auto r = weft::comm::Shrink(*comm->impl, exclude, (flags & WEFT_SHRINK_ABORT) != 0);
+  if (!r.ok()) return Report(comm, r.status());
+  *newcomm = new weftComm{std::move(r).value()};
   return weftSuccess;
 }
 

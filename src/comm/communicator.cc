@@ -632,7 +632,13 @@ Result<std::unique_ptr<Communicator>> Communicator::Split(int color, int key) {
   h ^= static_cast<uint64_t>(color) * 0xff51afd7ed558ccdull;
   h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
   h ^= h >> 29;
-  return Create(new_rank, static_cast<int>(members.size()), h, gather, Bootstrap{});
+  // The child shares this communicator's store connection (weftCommShrink uses it).
+  return Create(new_rank, static_cast<int>(members.size()), h, gather, bootstrap_);
+}
+
+uint64_t Communicator::NextShrinkEpoch() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return shrink_count_++;
 }
 
 std::string Communicator::LastError() {

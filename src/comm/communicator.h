@@ -32,6 +32,7 @@
 #include "comm/device_path.h"
 #include "comm/flight_recorder.h"
 #include "comm/request.h"
+#include "bootstrap/store.h"
 #include "core/status.h"
 #include "exec/executor.h"
 #include "exec/p2p_engine.h"
@@ -43,9 +44,14 @@ namespace weft::comm {
 class Communicator {
  public:
   // Whatever must outlive the communicator's use of the bootstrap (the store client,
-  // and the store server on the rank that hosts it).
+  // and the store server on the rank that hosts it). Communicators split or shrunk from
+  // this one share it, so that they too can shrink through the store.
   struct Bootstrap {
     std::shared_ptr<void> keepalive;
+    // The store client kept open since init (owned by `keepalive`; nullptr when there is
+    // none) and the lock that serialises its use: StoreClient is one thread at a time.
+    bootstrap::StoreClient* store = nullptr;
+    std::shared_ptr<std::mutex> store_mu;
   };
 
   // Collective: connects the mesh through `allgather`, then runs a barrier so that when
@@ -69,6 +75,10 @@ class Communicator {
   Status AsyncError();
   // Collective over this communicator; nullptr (and ok) for color < 0.
   Result<std::unique_ptr<Communicator>> Split(int color, int key);
+  const Bootstrap& bootstrap() const { return bootstrap_; }
+  // 0, 1, 2, ...: the index of this rank's next weftCommShrink on this communicator (every
+  // survivor counts its own calls, so the k-th calls meet in the same store keys).
+  uint64_t NextShrinkEpoch();
 
   // Abandons everything: the call running now (on any thread) and every queued or pending
   // call complete with Aborted within one poll interval (<= 100 ms); peers are sent the
@@ -138,6 +148,7 @@ class Communicator {
   std::vector<uint64_t> send_seq_, recv_seq_;
   std::unique_ptr<FlightRecorder> recorder_;  // thread-safe
   uint64_t split_count_ = 0;
+  uint64_t shrink_count_ = 0;
 
   std::mutex exec_mu_;  // held while a call executes; guards the fields below
   Status failure_;      // first fatal error, or ok

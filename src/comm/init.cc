@@ -41,12 +41,17 @@ struct BootstrapState {
 
 // Exchanges mesh cards through the store, each prefixed with the sender's idea of the
 // world size, so that a rank started with the wrong size is named instead of hanging.
-transport::AllGatherFn StoreAllGather(bootstrap::StoreClient* client, std::string prefix,
-                                      int rank, int size, Deadline deadline) {
+transport::AllGatherFn StoreAllGather(const Communicator::Bootstrap& bootstrap,
+                                      std::string prefix, int rank, int size,
+                                      Deadline deadline) {
+  bootstrap::StoreClient* client = bootstrap.store;
+  std::shared_ptr<std::mutex> mu = bootstrap.store_mu;
   return [=](const std::string& card) -> Result<std::vector<std::string>> {
     std::string mine = fmt::format("{}#{}", size, card);
+    std::unique_lock<std::mutex> lock(*mu);
     WEFT_ASSIGN_OR_RETURN(std::vector<std::string> cards,
                           bootstrap::ExchangeCards(*client, prefix, rank, size, mine, deadline));
+    lock.unlock();
     for (int r = 0; r < size; ++r) {
       size_t hash = cards[r].find('#');
       if (hash == std::string::npos) return ProtocolError("malformed card from rank " + std::to_string(r));
@@ -65,12 +70,24 @@ transport::AllGatherFn StoreAllGather(bootstrap::StoreClient* client, std::strin
 Result<std::unique_ptr<Communicator>> Rendezvous(std::unique_ptr<BootstrapState> state,
                                                  const std::string& prefix, uint64_t comm_id,
                                                  int rank, int size, Deadline deadline) {
-  auto gather = StoreAllGather(state->client.get(), prefix, rank, size, deadline);
-  Communicator::Bootstrap keep{std::shared_ptr<void>(std::move(state))};
-  return Communicator::Create(rank, size, comm_id, gather, std::move(keep));
+  Communicator::Bootstrap keep;
+  keep.store = state->client.get();
+  keep.store_mu = std::make_shared<std::mutex>();
+  keep.keepalive = std::shared_ptr<void>(std::move(state));
+  return CreateThroughStore(std::move(keep), prefix, comm_id, rank, size, deadline);
 }
 
 }  // namespace
+
+Result<std::unique_ptr<Communicator>> CreateThroughStore(Communicator::Bootstrap bootstrap,
+                                                         const std::string& prefix,
+                                                         uint64_t comm_id, int rank, int size,
+                                                         Deadline deadline) {
+  if (bootstrap.store == nullptr || !bootstrap.store_mu)
+    return Internal("CreateThroughStore without a store client");
+  auto gather = StoreAllGather(bootstrap, prefix, rank, size, deadline);
+  return Communicator::Create(rank, size, comm_id, gather, std::move(bootstrap));
+}
 
 Status NewUniqueId(weftUniqueId* id) {
   // The id carries the address of a store served from this process, on the first

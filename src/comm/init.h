@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "comm/communicator.h"
+#include "core/deadline.h"
 #include "core/status.h"
 #include "weft/weft.h"
 
@@ -14,5 +15,13 @@ namespace weft::comm {
 Status NewUniqueId(weftUniqueId* id);
 Result<std::unique_ptr<Communicator>> InitRank(int nranks, const weftUniqueId& id, int rank);
 Result<std::unique_ptr<Communicator>> InitFromEnv();
+
+// Collective over `size` ranks: builds a communicator whose mesh exchanges its cards
+// through the store client of `bootstrap` under the fresh key prefix `prefix` (init, and
+// weftCommShrink, whose parent's links may be dead). Bounded by `deadline`.
+Result<std::unique_ptr<Communicator>> CreateThroughStore(Communicator::Bootstrap bootstrap,
+                                                         const std::string& prefix,
+                                                         uint64_t comm_id, int rank, int size,
+                                                         Deadline deadline);
 
 }  // namespace weft::comm
