@@ -13,6 +13,7 @@
 #include "core/env.h"
 #include "core/log.h"
 #include "net/socket.h"
+#include "transport/ofi/fabric_lib.h"
 #include "transport/ofi/ofi_link.h"
 
 namespace weft::transport::ofi {
@@ -27,12 +28,12 @@ constexpr size_t kSlabBuffers = 32;
 constexpr int kCqBatch = 16;
 
 struct InfoDeleter {
-  void operator()(fi_info* i) const { fi_freeinfo(i); }
+  void operator()(fi_info* i) const { Fabric().freeinfo(i); }
 };
 using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 
 InfoPtr Hints(const char* provider) {
-  InfoPtr h(fi_allocinfo());
+  InfoPtr h(Fabric().dupinfo(nullptr));  // fi_allocinfo
   if (!h) return h;
   h->caps = FI_TAGGED;
   h->mode = FI_CONTEXT | FI_CONTEXT2;
@@ -55,7 +56,7 @@ Result<InfoPtr> GetInfo(const char* provider, const char* node = nullptr) {
   InfoPtr hints = Hints(provider);
   if (!hints) return Internal("fi_allocinfo failed");
   fi_info* info = nullptr;
-  int ret = fi_getinfo(kFiVersion, node, nullptr, node ? FI_SOURCE : 0, hints.get(), &info);
+  int ret = Fabric().getinfo(kFiVersion, node, nullptr, node ? FI_SOURCE : 0, hints.get(), &info);
   if (ret != 0 || info == nullptr)
     return Unavailable(FiError(fmt::format("fi_getinfo(provider '{}')", provider).c_str(), ret));
   return InfoPtr(info);
@@ -87,7 +88,7 @@ Result<InfoPtr> BindToInterface(InfoPtr info, int rank) {
 }  // namespace
 
 std::string FiError(const char* what, int ret) {
-  return fmt::format("{}: {} ({})", what, fi_strerror(ret < 0 ? -ret : ret), ret);
+  return fmt::format("{}: {} ({})", what, Fabric().strerror(ret < 0 ? -ret : ret), ret);
 }
 
 ProviderLimits LimitsFor(const fi_info* info) {
@@ -113,6 +114,8 @@ ProviderLimits LimitsFor(const fi_info* info) {
 }
 
 Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
+  Result<const FabricLib*> lib = LoadFabricLib();
+  if (!lib.ok()) return lib.status().WithContext(fmt::format("rank {}", rank));
   std::shared_ptr<OfiEndpoint> e(new OfiEndpoint());
   e->rank_ = rank;
   std::optional<std::string> forced = GetEnv("WEFT_OFI_PROVIDER");
@@ -148,7 +151,7 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   auto fail = [&](const char* what, int ret) {
     return Unavailable(fmt::format("rank {}: ofi ({}): {}", rank, e->provider_, FiError(what, ret)));
   };
-  int ret = fi_fabric(e->info_->fabric_attr, &e->fabric_, nullptr);
+  int ret = Fabric().fabric(e->info_->fabric_attr, &e->fabric_, nullptr);
   if (ret) return fail("fi_fabric", ret);
   ret = fi_domain(e->fabric_, e->info_, &e->domain_, nullptr);
   if (ret) return fail("fi_domain", ret);
@@ -194,7 +197,7 @@ OfiEndpoint::~OfiEndpoint() {
   if (av_) fi_close(&av_->fid);
   if (domain_) fi_close(&domain_->fid);
   if (fabric_) fi_close(&fabric_->fid);
-  if (info_) fi_freeinfo(info_);
+  if (info_) Fabric().freeinfo(info_);
 }
 
 Status OfiEndpoint::InsertPeers(const std::vector<std::vector<uint8_t>>& addrs) {
@@ -251,7 +254,7 @@ Result<int> OfiEndpoint::Poll() {
       }
       Request* req = static_cast<Request*>(err.op_context);
       std::string why = fmt::format(
-          "{} ({}){}{}", fi_strerror(err.err), err.err,
+          "{} ({}){}{}", Fabric().strerror(err.err), err.err,
           err.prov_errno ? fmt::format(", provider: {}", fi_cq_strerror(cq_, err.prov_errno,
                                                                        err.err_data, nullptr, 0))
                          : "",
