@@ -16,8 +16,11 @@
 // lands in the user's buffer; until then the provider holds the payload (rxm's
 // rendezvous for large messages).
 //
-// Shutdown sends a control message (its own tag); a peer that receives it fails its
-// pending ops with "peer closed". A peer process that dies without it is noticed through
+// Each side sends its peer at most one control message (its own tag), when its
+// communicator fails: SendAbort sends an abort frame (wire.h) carrying the cause, a
+// Shutdown without one before it sends a bare header. A peer that receives it fails its
+// pending ops with the cause it quotes ("rank 1 was told by rank 0 ... that it failed:
+// ..."), or with "peer closed". A peer process that dies without it is noticed through
 // the provider's errors where it reports them, otherwise at the executor's deadline.
 //
 // No file descriptor (PollFd() == -1): the executor calls Progress(), which polls the
@@ -47,6 +50,8 @@ class OfiLink final : public Link {
   bool Busy() const override { return !sends_.empty() || !recvs_.empty(); }
   const char* Name() const override { return "ofi"; }
   void Shutdown() override;
+  // Best effort, bounded by kShutdownWait: polls the endpoint until the frame has left.
+  void SendAbort(const Status& cause) override;
 
   // Called by OfiEndpoint::Poll for this link's requests.
   void OnComplete(Request* req, size_t len);
@@ -59,6 +64,10 @@ class OfiLink final : public Link {
   // After a peer's Shutdown is seen, how long pending ops may still complete (messages
   // sent before it may be reported after it: RDM completions are unordered).
   static constexpr std::chrono::milliseconds kClosedGrace{50};
+  // How long SendAbort/Shutdown poll for the control message to leave (with manual
+  // progress nothing leaves unless polled, and the endpoint may close right after); past
+  // it the peer learns of the failure at its own deadline instead.
+  static constexpr std::chrono::milliseconds kShutdownWait{100};
 
  private:
   struct SendEntry {
@@ -87,6 +96,12 @@ class OfiLink final : public Link {
   Status PostRecvs();
   void Retire();
   Status HeaderArrived(RecvEntry* e, size_t len);
+  // The peer's control message arrived (`len` bytes in control_).
+  void ControlArrived(size_t len);
+  // Sends this side's one control message: header `h`, then `text`.
+  void SendControl(const WireHeader& h, const std::string& text);
+  // What pending ops fail with once the peer has closed.
+  Status PeerGone() const;
   std::string Via() const;
 
   std::shared_ptr<OfiEndpoint> ep_;
@@ -99,12 +114,15 @@ class OfiLink final : public Link {
   uint64_t recv_seq_ = 0;
   std::unordered_set<Request*> live_;
 
-  Staging control_;           // receives the peer's shutdown message
+  Staging control_;           // receives the peer's control message
   bool control_posted_ = false;
   bool peer_closed_ = false;
+  Status peer_cause_;         // the cause quoted by the peer's abort frame, if it sent one
   std::chrono::steady_clock::time_point closed_at_;
-  WireHeader shutdown_msg_;
-  bool shutdown_sent_ = false;
+  Staging control_out_;       // our control message (kept until the link goes)
+  bool control_out_posted_ = false;
+  bool control_out_sent_ = false;
+  bool failed_by_provider_ = false;  // failed_ came from an error completion
 
   bool moved_ = false;
   Status failed_;

@@ -174,6 +174,53 @@ TEST_F(OfiTest, ShutdownFailsThePeersPendingReceive) {
   EXPECT_THAT(st.message(), HasSubstr("rank 0 lost connection to rank 1 (ofi tcp;ofi_rxm): peer closed"));
 }
 
+// One message from rank 0 to rank 1, so that the provider has connected the pair (rxm
+// connects on the first message): a control message can only leave over a connection.
+void Connect(Pair& p) {
+  std::vector<uint8_t> a(64, 1), b(64, 0);
+  SendOp s0{Header(0, 0, 0, 64), a.data()};
+  RecvOp r1{Header(0, 0, 0, 64), b.data()};
+  p.link[0]->PostSend(&s0);
+  p.link[1]->PostRecv(&r1);
+  ASSERT_TRUE(Pump({p.link[0].get(), p.link[1].get()}, Deadline::AfterSeconds(10)).ok());
+}
+
+TEST_F(OfiTest, AbortFrameCarriesTheCauseToThePeer) {
+  // As the communicator does when it fails: SendAbort with the cause, then Shutdown. The
+  // peer's pending receive fails quoting the cause, not just "peer closed".
+  Pair p = MakePair();
+  ASSERT_TRUE(p.link[1]);
+  Connect(p);
+  std::vector<uint8_t> buf(16);
+  RecvOp r{Header(0, 1, 0, 16), buf.data()};
+  p.link[0]->PostRecv(&r);
+  ASSERT_TRUE(p.link[0]->Progress().ok());  // the receive is posted before the abort
+  p.link[1]->SendAbort(InvalidUsage("rank 1: allreduce: the ranks passed different counts"));
+  p.link[1]->Shutdown();
+  Status st = Pump({p.link[0].get()}, Deadline::AfterSeconds(10));
+  EXPECT_EQ(st.code(), Code::kUnavailable) << st.ToString();
+  EXPECT_THAT(st.message(), HasSubstr("rank 0 was told by rank 1 (ofi tcp;ofi_rxm) that it failed"));
+  EXPECT_THAT(st.message(), HasSubstr("the ranks passed different counts"));
+  EXPECT_FALSE(r.done);
+}
+
+TEST_F(OfiTest, AbortBeforeThePeerPostsAnythingIsSeenLater) {
+  // An idle peer: the abort frame waits in the provider until the peer's next call.
+  Pair p = MakePair();
+  ASSERT_TRUE(p.link[1]);
+  Connect(p);
+  p.link[1]->SendAbort(Aborted("rank 1 called weftCommAbort"));
+  p.link[1]->Shutdown();
+  std::vector<uint8_t> buf(16);
+  SendOp s{Header(0, 1, 0, 16), buf.data()};
+  RecvOp r{Header(0, 0, 0, 16), buf.data()};
+  p.link[0]->PostSend(&s);
+  p.link[0]->PostRecv(&r);
+  Status st = Pump({p.link[0].get()}, Deadline::AfterSeconds(10));
+  EXPECT_EQ(st.code(), Code::kUnavailable) << st.ToString();
+  EXPECT_THAT(st.message(), HasSubstr("rank 1 called weftCommAbort"));
+}
+
 TEST_F(OfiTest, PendingReceiveTimesOutAtTheDeadlineWhenNothingComes) {
   Pair p = MakePair();
   ASSERT_TRUE(p.link[1]);
