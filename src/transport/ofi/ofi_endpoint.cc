@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <rdma/fi_cm.h>
+#include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
 #include <netdb.h>
@@ -159,11 +160,7 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   av_attr.type = FI_AV_TABLE;
   ret = fi_av_open(e->domain_, &av_attr, &e->av_, nullptr);
   if (ret) return fail("fi_av_open", ret);
-  fi_cq_attr cq_attr{};
-  cq_attr.format = FI_CQ_FORMAT_TAGGED;
-  cq_attr.wait_obj = FI_WAIT_NONE;
-  ret = fi_cq_open(e->domain_, &cq_attr, &e->cq_, nullptr);
-  if (ret) return fail("fi_cq_open", ret);
+  WEFT_RETURN_IF_ERROR(e->OpenCompletionQueue());
   ret = fi_endpoint(e->domain_, e->info_, &e->ep_, nullptr);
   if (ret) return fail("fi_endpoint", ret);
   ret = fi_ep_bind(e->ep_, &e->av_->fid, 0);
@@ -179,11 +176,49 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   ret = fi_getname(&e->ep_->fid, e->address_.data(), &len);
   if (ret) return fail("fi_getname", ret);
   e->address_.resize(len);
-  WEFT_INFO("rank {}: ofi provider {} (domain {}), eager {} B, chunk {} B{}", rank, e->provider_,
+  WEFT_INFO("rank {}: ofi provider {} (domain {}), eager {} B, chunk {} B{}{}", rank, e->provider_,
             e->info_->domain_attr->name ? e->info_->domain_attr->name : "?",
             e->limits_.eager_bytes, e->limits_.max_chunk,
-            e->register_ ? ", registering buffers" : "");
+            e->register_ ? ", registering buffers" : "",
+            e->wait_fd_ >= 0 ? ", completion queue fd" : ", no completion queue fd");
   return e;
+}
+
+Status OfiEndpoint::OpenCompletionQueue() {
+  Result<long long> want_fd = GetEnvInt("WEFT_OFI_WAIT_FD", 1);
+  if (!want_fd.ok()) return want_fd.status();
+  fi_cq_attr attr{};
+  attr.format = FI_CQ_FORMAT_TAGGED;
+  if (want_fd.value() != 0) {
+    // A file descriptor to sleep on, so that idle ranks leave the core to the ones with
+    // work. A provider that cannot give one (or gives no fd for it) is polled by hand.
+    attr.wait_obj = FI_WAIT_FD;
+    int ret = fi_cq_open(domain_, &attr, &cq_, nullptr);
+    if (ret == 0) {
+      int fd = -1;
+      ret = fi_control(&cq_->fid, FI_GETWAIT, &fd);
+      if (ret == 0 && fd >= 0) {
+        wait_fd_ = fd;
+        return Status::Ok();
+      }
+      fi_close(&cq_->fid);
+      cq_ = nullptr;
+    }
+    WEFT_INFO("rank {}: ofi ({}): no file descriptor for the completion queue ({}); idle "
+              "ranks poll it instead", rank_, provider_, FiError("FI_WAIT_FD", ret));
+  }
+  attr.wait_obj = FI_WAIT_NONE;
+  int ret = fi_cq_open(domain_, &attr, &cq_, nullptr);
+  if (ret)
+    return Unavailable(
+        fmt::format("rank {}: ofi ({}): {}", rank_, provider_, FiError("fi_cq_open", ret)));
+  return Status::Ok();
+}
+
+int OfiEndpoint::WaitFd() {
+  if (wait_fd_ < 0) return -1;
+  fid* fids[1] = {&cq_->fid};
+  return fi_trywait(fabric_, fids, 1) == FI_SUCCESS ? wait_fd_ : -1;
 }
 
 OfiEndpoint::~OfiEndpoint() {

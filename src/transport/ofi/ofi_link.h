@@ -23,10 +23,12 @@
 // ..."), or with "peer closed". A peer process that dies without it is noticed through
 // the provider's errors where it reports them, otherwise at the executor's deadline.
 //
-// No file descriptor (PollFd() == -1): the executor calls Progress(), which polls the
-// endpoint's completion queue (completions for other links of the communicator are
-// recorded on those links). Never blocks. Thread-safety: one thread for all the links of
-// one endpoint.
+// Progress() polls the endpoint's completion queue (completions for other links of the
+// communicator are recorded on those links). Never blocks. PollFd() is the completion
+// queue's file descriptor, shared by every link of the endpoint, when the endpoint says it
+// is safe to sleep on (OfiEndpoint::WaitFd), so an idle executor sleeps in poll(2) as
+// with tcp; otherwise -1 and the executor polls by hand. Thread-safety: one thread for
+// all the links of one endpoint.
 #pragma once
 
 #include <chrono>
@@ -49,6 +51,8 @@ class OfiLink final : public Link {
   Result<bool> Progress() override;
   bool Busy() const override { return !sends_.empty() || !recvs_.empty(); }
   const char* Name() const override { return "ofi"; }
+  // Not a pure query: it asks the provider (fi_trywait) whether sleeping is safe now.
+  int PollFd() const override { return ep_->WaitFd(); }
   void Shutdown() override;
   // Best effort, bounded by kShutdownWait: polls the endpoint until the frame has left.
   void SendAbort(const Status& cause) override;

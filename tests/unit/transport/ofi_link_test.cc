@@ -7,7 +7,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <poll.h>
+
 #include <cstdlib>
+#include <thread>
 
 #include "test_util.h"
 #include "transport/card.h"
@@ -219,6 +222,45 @@ TEST_F(OfiTest, AbortBeforeThePeerPostsAnythingIsSeenLater) {
   Status st = Pump({p.link[0].get()}, Deadline::AfterSeconds(10));
   EXPECT_EQ(st.code(), Code::kUnavailable) << st.ToString();
   EXPECT_THAT(st.message(), HasSubstr("rank 1 called weftCommAbort"));
+}
+
+TEST_F(OfiTest, IdleLinkOffersTheCompletionQueueFdAndItWakesWhenTheMessageComes) {
+  // What the executor does when nothing moves: sleep in poll(2) on PollFd(). The fd must
+  // become readable once the peer's message is there (a missed wake-up would leave the
+  // rank asleep until its poll timeout).
+  Pair p = MakePair();
+  ASSERT_TRUE(p.link[1]);
+  Connect(p);
+  ASSERT_TRUE(p.ep[0]->has_wait_fd()) << "tcp;ofi_rxm offers FI_WAIT_FD";
+  std::vector<uint8_t> in(100000, 0), out = Pattern(1, 0, 100000);
+  RecvOp r{Header(0, 1, 0, in.size()), in.data()};
+  p.link[0]->PostRecv(&r);
+  int fd = -1;
+  for (int i = 0; i < 1000 && fd < 0; ++i) {  // until the provider has nothing left to do
+    ASSERT_TRUE(p.link[0]->Progress().ok());
+    fd = p.link[0]->PollFd();
+  }
+  ASSERT_GE(fd, 0);
+  SendOp s{Header(0, 1, 0, out.size()), out.data()};
+  p.link[1]->PostSend(&s);
+  // The sender's thread progresses only its own endpoint; this one sleeps on the fd.
+  std::thread sender([&] { EXPECT_TRUE(Pump({p.link[1].get()}, Deadline::AfterSeconds(20)).ok()); });
+  Status st = Status::Ok();
+  auto deadline = Deadline::AfterSeconds(20);
+  while (!r.done && st.ok() && !deadline.expired()) {
+    int wait_fd = p.link[0]->PollFd();
+    if (wait_fd >= 0) {
+      pollfd w{wait_fd, POLLIN, 0};
+      // Bounded by the deadline; a missed wake-up shows as a timeout here.
+      ASSERT_EQ(poll(&w, 1, 20000), 1) << "the fd did not wake for the peer's message";
+    }
+    Result<bool> moved = p.link[0]->Progress();
+    st = moved.status();
+  }
+  sender.join();
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_TRUE(r.done);
+  EXPECT_EQ(in, out);
 }
 
 TEST_F(OfiTest, PendingReceiveTimesOutAtTheDeadlineWhenNothingComes) {
