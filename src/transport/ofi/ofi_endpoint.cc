@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/env.h"
@@ -86,6 +87,23 @@ Result<InfoPtr> BindToInterface(InfoPtr info, int rank) {
   return bound;
 }
 
+// Settings of libfabric's own (its FI_* variables) that weft changes for one provider,
+// where the provider's defaults suit weft's traffic badly; a value the user set wins.
+// They are read when the domain and endpoint open, so this runs before those, once the
+// provider is known (a variable for rxm over verbs must not be set for rxm over tcp).
+void TuneProvider(const std::string& provider) {
+  if (provider != "tcp;ofi_rxm") return;
+  // rxm over tcp sends messages over 16 KiB with its rendezvous protocol: an RTS, then
+  // the receiver reads the payload (RMA read emulated over the socket) and acknowledges,
+  // a round trip in which both ranks must be polling (manual progress). Over a socket
+  // sending eagerly is what weft's tcp link does: the payload follows its header, and
+  // with dynamic receive buffers the tcp provider reads it straight into the posted
+  // receive (weft pre-posts payload receives on this provider, prepost_payload). Every
+  // chunk (max_chunk, 1 GiB at most) is therefore eager.
+  setenv("FI_OFI_RXM_EAGER_LIMIT", "1073741824", 0);
+  setenv("FI_OFI_RXM_ENABLE_DYN_RBUF", "1", 0);
+}
+
 }  // namespace
 
 std::string FiError(const char* what, int ret) {
@@ -102,6 +120,10 @@ ProviderLimits LimitsFor(const fi_info* info) {
   l.eager_bytes = std::min<uint64_t>(8192, max_msg > 64 ? max_msg - 64 : 0);
   // 64-bit tags unless the provider says fewer (mem_tag_format, 0 means "any").
   l.seq_bits = 40;
+  // rxm over tcp keeps an unexpected message in a buffer it allocates and copies it out
+  // when the receive is posted; a receive posted in advance gets the bytes straight from
+  // the socket (TuneProvider makes every message eager there).
+  l.prepost_payload = prov == "tcp;ofi_rxm";
   if (prov.rfind("efa", 0) == 0) {
     // efa (libfabric fi_efa(7)): RDM messages are not ordered unless FI_ORDER_SAS is
     // asked for (we do not need it: every message has its own tag); its max_msg_size is
@@ -145,6 +167,10 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   e->info_ = info.release();
   e->provider_ = e->info_->fabric_attr->prov_name ? e->info_->fabric_attr->prov_name : "?";
   e->limits_ = LimitsFor(e->info_);
+  Result<long long> prepost = GetEnvInt("WEFT_OFI_PREPOST", e->limits_.prepost_payload ? 1 : 0);
+  if (!prepost.ok()) return prepost.status();
+  e->limits_.prepost_payload = prepost.value() != 0;
+  TuneProvider(e->provider_);
   Result<long long> force_mr = GetEnvInt("WEFT_OFI_MR", 0);
   if (!force_mr.ok()) return force_mr.status();
   e->register_ = (e->info_->domain_attr->mr_mode & FI_MR_LOCAL) != 0 || force_mr.value() != 0;

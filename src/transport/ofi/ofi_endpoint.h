@@ -56,6 +56,12 @@ struct ProviderLimits {
   uint64_t eager_bytes = 0;
   // Bits of the tag that carry the message sequence number.
   int seq_bits = 0;
+  // Post payload receives together with their header's receive rather than after the
+  // header checked out (WEFT_OFI_PREPOST overrides). Providers that stage unexpected
+  // messages (rxm over tcp) then place the payload straight into the user's buffer; the
+  // price: when the ranks made different calls, bytes of the peer's call may reach the
+  // buffer before the header check fails the receive (the error is the same).
+  bool prepost_payload = false;
 };
 ProviderLimits LimitsFor(const fi_info* info);
 

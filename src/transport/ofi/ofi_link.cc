@@ -175,8 +175,9 @@ Status OfiLink::PostRecvs() {
       e->header_posted = true;
       moved_ = true;
     }
-    // Payload receives only once the header has been checked.
-    while (e->header_done && e->chunks_posted < e->chunks) {
+    // Payload receives: with the header receive when the provider gains from finding them
+    // posted (limits_.prepost_payload), otherwise once the header has been checked.
+    while ((e->header_done || limits_.prepost_payload) && e->chunks_posted < e->chunks) {
       int part = e->chunks_posted + 1;
       uint64_t off = static_cast<uint64_t>(part - 1) * limits_.max_chunk;
       void* buf = static_cast<uint8_t*>(e->op->data) + off;
@@ -216,7 +217,7 @@ Status OfiLink::HeaderArrived(RecvEntry* e, size_t len) {
                                      self_, peer_, Via(), Describe(got), len - kHdr, inline_bytes));
   if (inline_bytes > 0) std::memcpy(e->op->data, e->staging.data + kHdr, inline_bytes);
   e->header_done = true;
-  return Status::Ok();
+  return e->payload_error;  // a payload error that waited for the header to check out
 }
 
 void OfiLink::OnComplete(Request* req, size_t len) {
@@ -244,10 +245,10 @@ void OfiLink::OnComplete(Request* req, size_t len) {
       if (!st.ok() && failed_.ok()) failed_ = st;
     } else {
       uint64_t want = ChunkBytes(r->op->expect.bytes, req->part);
-      if (len != want && failed_.ok()) {
-        failed_ = ProtocolError(fmt::format(
+      if (len != want) {
+        PayloadFailed(r.get(), ProtocolError(fmt::format(
             "rank {} received garbage from rank {} ({}): chunk {} of {} is {} bytes, expected {}",
-            self_, peer_, Via(), req->part, Describe(r->op->expect), len, want));
+            self_, peer_, Via(), req->part, Describe(r->op->expect), len, want)));
       }
       ++r->chunks_completed;
     }
@@ -271,8 +272,25 @@ void OfiLink::OnError(Request* req, int err, const std::string& why) {
                      : is_send       ? "sending to"
                                      : "receiving from";
   Code code = err == FI_ETRUNC ? Code::kProtocolError : Code::kUnavailable;
-  failed_ = Status(code, fmt::format("rank {}: {} rank {} ({}) failed: {}", self_, what, peer_,
-                                     Via(), why));
+  Status st(code, fmt::format("rank {}: {} rank {} ({}) failed: {}", self_, what, peer_, Via(), why));
+  for (auto& r : recvs_) {
+    if (r.get() == req->entry && req->part > 0) {
+      PayloadFailed(r.get(), st);
+      return;
+    }
+  }
+  failed_ = st;
+}
+
+void OfiLink::PayloadFailed(RecvEntry* e, const Status& st) {
+  // A pre-posted payload receive can fail (a larger message: FI_ETRUNC) or complete short
+  // before its header is checked, when the peer made another call. The header's
+  // mismatch names both calls and says more: hold this error until the header is in.
+  if (e->header_done) {
+    if (failed_.ok()) failed_ = st;
+  } else if (e->payload_error.ok()) {
+    e->payload_error = st;
+  }
 }
 
 void OfiLink::Retire() {

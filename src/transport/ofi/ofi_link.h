@@ -90,6 +90,7 @@ class OfiLink final : public Link {
     bool header_done = false;
     int chunks_posted = 0;
     int chunks_completed = 0;
+    Status payload_error;  // a payload failure seen before the header was checked
     Staging staging;
   };
 
@@ -100,6 +101,7 @@ class OfiLink final : public Link {
   Status PostRecvs();
   void Retire();
   Status HeaderArrived(RecvEntry* e, size_t len);
+  void PayloadFailed(RecvEntry* e, const Status& st);
   // The peer's control message arrived (`len` bytes in control_).
   void ControlArrived(size_t len);
   // Sends this side's one control message: header `h`, then `text`.
