@@ -13,8 +13,11 @@
 // (efa does not order RDM messages), and messages from different peers never match.
 // A receiver posts the payload receive only after the header has been checked, so a
 // mismatched call is reported (InvalidUsage naming both headers) before any payload byte
-// lands in the user's buffer; until then the provider holds the payload (rxm's
-// rendezvous for large messages).
+// lands in the user's buffer; until then the provider holds the payload. Where the
+// provider would hold it at a cost (rxm over tcp buffers unexpected messages and copies
+// them), limits().prepost_payload posts it with the header's receive instead: the
+// mismatch is still reported the same way (a payload error waits for the header's
+// verdict), but the peer's bytes may be in the buffer by then.
 //
 // Each side sends its peer at most one control message (its own tag), when its
 // communicator fails: SendAbort sends an abort frame (wire.h) carrying the cause, a
