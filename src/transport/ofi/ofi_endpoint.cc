@@ -2,17 +2,20 @@
 
 #include <fmt/format.h>
 #include <rdma/fi_cm.h>
+#include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
 #include <netdb.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/env.h"
 #include "core/log.h"
 #include "net/socket.h"
+#include "transport/ofi/fabric_lib.h"
 #include "transport/ofi/ofi_link.h"
 
 namespace weft::transport::ofi {
@@ -27,12 +30,12 @@ constexpr size_t kSlabBuffers = 32;
 constexpr int kCqBatch = 16;
 
 struct InfoDeleter {
-  void operator()(fi_info* i) const { fi_freeinfo(i); }
+  void operator()(fi_info* i) const { Fabric().freeinfo(i); }
 };
 using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 
 InfoPtr Hints(const char* provider) {
-  InfoPtr h(fi_allocinfo());
+  InfoPtr h(Fabric().dupinfo(nullptr));  // fi_allocinfo
   if (!h) return h;
   h->caps = FI_TAGGED;
   h->mode = FI_CONTEXT | FI_CONTEXT2;
@@ -55,7 +58,7 @@ Result<InfoPtr> GetInfo(const char* provider, const char* node = nullptr) {
   InfoPtr hints = Hints(provider);
   if (!hints) return Internal("fi_allocinfo failed");
   fi_info* info = nullptr;
-  int ret = fi_getinfo(kFiVersion, node, nullptr, node ? FI_SOURCE : 0, hints.get(), &info);
+  int ret = Fabric().getinfo(kFiVersion, node, nullptr, node ? FI_SOURCE : 0, hints.get(), &info);
   if (ret != 0 || info == nullptr)
     return Unavailable(FiError(fmt::format("fi_getinfo(provider '{}')", provider).c_str(), ret));
   return InfoPtr(info);
@@ -84,10 +87,27 @@ Result<InfoPtr> BindToInterface(InfoPtr info, int rank) {
   return bound;
 }
 
+// Settings of libfabric's own (its FI_* variables) that weft changes for one provider,
+// where the provider's defaults suit weft's traffic badly; a value the user set wins.
+// They are read when the domain and endpoint open, so this runs before those, once the
+// provider is known (a variable for rxm over verbs must not be set for rxm over tcp).
+void TuneProvider(const std::string& provider) {
+  if (provider != "tcp;ofi_rxm") return;
+  // rxm over tcp sends messages over 16 KiB with its rendezvous protocol: an RTS, then
+  // the receiver reads the payload (RMA read emulated over the socket) and acknowledges,
+  // a round trip in which both ranks must be polling (manual progress). Over a socket
+  // sending eagerly is what weft's tcp link does: the payload follows its header, and
+  // with dynamic receive buffers the tcp provider reads it straight into the posted
+  // receive (weft pre-posts payload receives on this provider, prepost_payload). Every
+  // chunk (max_chunk, 1 GiB at most) is therefore eager.
+  setenv("FI_OFI_RXM_EAGER_LIMIT", "1073741824", 0);
+  setenv("FI_OFI_RXM_ENABLE_DYN_RBUF", "1", 0);
+}
+
 }  // namespace
 
 std::string FiError(const char* what, int ret) {
-  return fmt::format("{}: {} ({})", what, fi_strerror(ret < 0 ? -ret : ret), ret);
+  return fmt::format("{}: {} ({})", what, Fabric().strerror(ret < 0 ? -ret : ret), ret);
 }
 
 ProviderLimits LimitsFor(const fi_info* info) {
@@ -100,6 +120,10 @@ ProviderLimits LimitsFor(const fi_info* info) {
   l.eager_bytes = std::min<uint64_t>(8192, max_msg > 64 ? max_msg - 64 : 0);
   // 64-bit tags unless the provider says fewer (mem_tag_format, 0 means "any").
   l.seq_bits = 40;
+  // rxm over tcp keeps an unexpected message in a buffer it allocates and copies it out
+  // when the receive is posted; a receive posted in advance gets the bytes straight from
+  // the socket (TuneProvider makes every message eager there).
+  l.prepost_payload = prov == "tcp;ofi_rxm";
   if (prov.rfind("efa", 0) == 0) {
     // efa (libfabric fi_efa(7)): RDM messages are not ordered unless FI_ORDER_SAS is
     // asked for (we do not need it: every message has its own tag); its max_msg_size is
@@ -113,6 +137,8 @@ ProviderLimits LimitsFor(const fi_info* info) {
 }
 
 Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
+  Result<const FabricLib*> lib = LoadFabricLib();
+  if (!lib.ok()) return lib.status().WithContext(fmt::format("rank {}", rank));
   std::shared_ptr<OfiEndpoint> e(new OfiEndpoint());
   e->rank_ = rank;
   std::optional<std::string> forced = GetEnv("WEFT_OFI_PROVIDER");
@@ -141,6 +167,10 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   e->info_ = info.release();
   e->provider_ = e->info_->fabric_attr->prov_name ? e->info_->fabric_attr->prov_name : "?";
   e->limits_ = LimitsFor(e->info_);
+  Result<long long> prepost = GetEnvInt("WEFT_OFI_PREPOST", e->limits_.prepost_payload ? 1 : 0);
+  if (!prepost.ok()) return prepost.status();
+  e->limits_.prepost_payload = prepost.value() != 0;
+  TuneProvider(e->provider_);
   Result<long long> force_mr = GetEnvInt("WEFT_OFI_MR", 0);
   if (!force_mr.ok()) return force_mr.status();
   e->register_ = (e->info_->domain_attr->mr_mode & FI_MR_LOCAL) != 0 || force_mr.value() != 0;
@@ -148,7 +178,7 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   auto fail = [&](const char* what, int ret) {
     return Unavailable(fmt::format("rank {}: ofi ({}): {}", rank, e->provider_, FiError(what, ret)));
   };
-  int ret = fi_fabric(e->info_->fabric_attr, &e->fabric_, nullptr);
+  int ret = Fabric().fabric(e->info_->fabric_attr, &e->fabric_, nullptr);
   if (ret) return fail("fi_fabric", ret);
   ret = fi_domain(e->fabric_, e->info_, &e->domain_, nullptr);
   if (ret) return fail("fi_domain", ret);
@@ -156,11 +186,7 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   av_attr.type = FI_AV_TABLE;
   ret = fi_av_open(e->domain_, &av_attr, &e->av_, nullptr);
   if (ret) return fail("fi_av_open", ret);
-  fi_cq_attr cq_attr{};
-  cq_attr.format = FI_CQ_FORMAT_TAGGED;
-  cq_attr.wait_obj = FI_WAIT_NONE;
-  ret = fi_cq_open(e->domain_, &cq_attr, &e->cq_, nullptr);
-  if (ret) return fail("fi_cq_open", ret);
+  WEFT_RETURN_IF_ERROR(e->OpenCompletionQueue());
   ret = fi_endpoint(e->domain_, e->info_, &e->ep_, nullptr);
   if (ret) return fail("fi_endpoint", ret);
   ret = fi_ep_bind(e->ep_, &e->av_->fid, 0);
@@ -176,11 +202,49 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   ret = fi_getname(&e->ep_->fid, e->address_.data(), &len);
   if (ret) return fail("fi_getname", ret);
   e->address_.resize(len);
-  WEFT_INFO("rank {}: ofi provider {} (domain {}), eager {} B, chunk {} B{}", rank, e->provider_,
+  WEFT_INFO("rank {}: ofi provider {} (domain {}), eager {} B, chunk {} B{}{}", rank, e->provider_,
             e->info_->domain_attr->name ? e->info_->domain_attr->name : "?",
             e->limits_.eager_bytes, e->limits_.max_chunk,
-            e->register_ ? ", registering buffers" : "");
+            e->register_ ? ", registering buffers" : "",
+            e->wait_fd_ >= 0 ? ", completion queue fd" : ", no completion queue fd");
   return e;
+}
+
+Status OfiEndpoint::OpenCompletionQueue() {
+  Result<long long> want_fd = GetEnvInt("WEFT_OFI_WAIT_FD", 1);
+  if (!want_fd.ok()) return want_fd.status();
+  fi_cq_attr attr{};
+  attr.format = FI_CQ_FORMAT_TAGGED;
+  if (want_fd.value() != 0) {
+    // A file descriptor to sleep on, so that idle ranks leave the core to the ones with
+    // work. A provider that cannot give one (or gives no fd for it) is polled by hand.
+    attr.wait_obj = FI_WAIT_FD;
+    int ret = fi_cq_open(domain_, &attr, &cq_, nullptr);
+    if (ret == 0) {
+      int fd = -1;
+      ret = fi_control(&cq_->fid, FI_GETWAIT, &fd);
+      if (ret == 0 && fd >= 0) {
+        wait_fd_ = fd;
+        return Status::Ok();
+      }
+      fi_close(&cq_->fid);
+      cq_ = nullptr;
+    }
+    WEFT_INFO("rank {}: ofi ({}): no file descriptor for the completion queue ({}); idle "
+              "ranks poll it instead", rank_, provider_, FiError("FI_WAIT_FD", ret));
+  }
+  attr.wait_obj = FI_WAIT_NONE;
+  int ret = fi_cq_open(domain_, &attr, &cq_, nullptr);
+  if (ret)
+    return Unavailable(
+        fmt::format("rank {}: ofi ({}): {}", rank_, provider_, FiError("fi_cq_open", ret)));
+  return Status::Ok();
+}
+
+int OfiEndpoint::WaitFd() {
+  if (wait_fd_ < 0) return -1;
+  fid* fids[1] = {&cq_->fid};
+  return fi_trywait(fabric_, fids, 1) == FI_SUCCESS ? wait_fd_ : -1;
 }
 
 OfiEndpoint::~OfiEndpoint() {
@@ -194,7 +258,7 @@ OfiEndpoint::~OfiEndpoint() {
   if (av_) fi_close(&av_->fid);
   if (domain_) fi_close(&domain_->fid);
   if (fabric_) fi_close(&fabric_->fid);
-  if (info_) fi_freeinfo(info_);
+  if (info_) Fabric().freeinfo(info_);
 }
 
 Status OfiEndpoint::InsertPeers(const std::vector<std::vector<uint8_t>>& addrs) {
@@ -251,7 +315,7 @@ Result<int> OfiEndpoint::Poll() {
       }
       Request* req = static_cast<Request*>(err.op_context);
       std::string why = fmt::format(
-          "{} ({}){}{}", fi_strerror(err.err), err.err,
+          "{} ({}){}{}", Fabric().strerror(err.err), err.err,
           err.prov_errno ? fmt::format(", provider: {}", fi_cq_strerror(cq_, err.prov_errno,
                                                                        err.err_data, nullptr, 0))
                          : "",

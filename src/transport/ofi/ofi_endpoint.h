@@ -12,6 +12,9 @@
 // Completions: Poll() reads the completion queue and hands each completion to the
 // request it belongs to (a Request is the op context libfabric hands back). Nothing here
 // blocks: posting returns EAGAIN-style "not now" and the link retries from Progress().
+// The completion queue is opened with a file descriptor as its wait object (FI_WAIT_FD,
+// unless WEFT_OFI_WAIT_FD=0 or the provider refuses it), which WaitFd() hands to the
+// executor to sleep on in poll(2), as it does on tcp sockets.
 //
 // Memory registration happens only when the provider requires it (FI_MR_LOCAL), or when
 // WEFT_OFI_MR=1 forces it (to test the path on providers that do not). The staging
@@ -53,6 +56,12 @@ struct ProviderLimits {
   uint64_t eager_bytes = 0;
   // Bits of the tag that carry the message sequence number.
   int seq_bits = 0;
+  // Post payload receives together with their header's receive rather than after the
+  // header checked out (WEFT_OFI_PREPOST overrides). Providers that stage unexpected
+  // messages (rxm over tcp) then place the payload straight into the user's buffer; the
+  // price: when the ranks made different calls, bytes of the peer's call may reach the
+  // buffer before the header check fails the receive (the error is the same).
+  bool prepost_payload = false;
 };
 ProviderLimits LimitsFor(const fi_info* info);
 
@@ -94,6 +103,13 @@ class OfiEndpoint {
   fi_addr_t PeerAddr(int rank) const { return peer_addrs_[rank]; }
   fid_ep* ep() const { return ep_; }
 
+  // The completion queue's file descriptor when it is safe to sleep on it now: fi_trywait
+  // found nothing to read and nothing the provider must progress first (with manual
+  // progress, an event it has not yet turned into a completion would not wake the fd).
+  // -1 when that is not so (call Poll() again) or when the queue has no fd. Never blocks.
+  int WaitFd();
+  bool has_wait_fd() const { return wait_fd_ >= 0; }
+
   // Reads completions and dispatches them to their links. Returns the number handled.
   // A CQ-level error (not attributable to a request) is returned as a Status.
   Result<int> Poll();
@@ -115,6 +131,8 @@ class OfiEndpoint {
 
  private:
   OfiEndpoint() = default;
+  // Opens cq_ with a file descriptor (wait_fd_) where the provider allows, else without.
+  Status OpenCompletionQueue();
   struct Slab {
     std::unique_ptr<uint8_t[]> bytes;
     fid_mr* mr = nullptr;
@@ -127,6 +145,7 @@ class OfiEndpoint {
   fid_domain* domain_ = nullptr;
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
+  int wait_fd_ = -1;  // the CQ's wait object (owned by the CQ), or -1
   fid_ep* ep_ = nullptr;
   std::vector<uint8_t> address_;
   std::vector<fi_addr_t> peer_addrs_;

@@ -10,11 +10,9 @@ namespace {
 
 constexpr uint64_t kHdr = sizeof(WireHeader);
 constexpr uint64_t kControlBit = uint64_t{1} << 63;
-// Our shutdown message's request (part -1 is the peer's, received).
-constexpr int kShutdownPart = -2;
-// How long Shutdown polls for its message to leave; past it the peer learns of the
-// failure at its own deadline instead.
-constexpr auto kShutdownWait = std::chrono::milliseconds(100);
+// The peer's control message (received) and ours (sent).
+constexpr int kControlInPart = -1;
+constexpr int kControlOutPart = -2;
 
 }  // namespace
 
@@ -44,6 +42,7 @@ OfiLink::~OfiLink() {
     for (auto& e : sends_) ep_->ReleaseStaging(e->staging);
     for (auto& e : recvs_) ep_->ReleaseStaging(e->staging);
     ep_->ReleaseStaging(control_);
+    ep_->ReleaseStaging(control_out_);
   }
 }
 
@@ -140,7 +139,7 @@ Status OfiLink::PostRecvs() {
     Result<Staging> s = ep_->AcquireStaging();
     if (!s.ok()) return s.status();
     control_ = s.value();
-    Request* req = NewRequest(nullptr, -1);
+    Request* req = NewRequest(nullptr, kControlInPart);
     ssize_t ret = fi_trecv(ep, control_.data, ep_->staging_bytes(), control_.desc,
                            FI_ADDR_UNSPEC, ControlTag(peer_, limits_.seq_bits), 0, &req->ctx);
     if (ret != 0) {
@@ -176,8 +175,9 @@ Status OfiLink::PostRecvs() {
       e->header_posted = true;
       moved_ = true;
     }
-    // Payload receives only once the header has been checked.
-    while (e->header_done && e->chunks_posted < e->chunks) {
+    // Payload receives: with the header receive when the provider gains from finding them
+    // posted (limits_.prepost_payload), otherwise once the header has been checked.
+    while ((e->header_done || limits_.prepost_payload) && e->chunks_posted < e->chunks) {
       int part = e->chunks_posted + 1;
       uint64_t off = static_cast<uint64_t>(part - 1) * limits_.max_chunk;
       void* buf = static_cast<uint8_t*>(e->op->data) + off;
@@ -217,19 +217,18 @@ Status OfiLink::HeaderArrived(RecvEntry* e, size_t len) {
                                      self_, peer_, Via(), Describe(got), len - kHdr, inline_bytes));
   if (inline_bytes > 0) std::memcpy(e->op->data, e->staging.data + kHdr, inline_bytes);
   e->header_done = true;
-  return Status::Ok();
+  return e->payload_error;  // a payload error that waited for the header to check out
 }
 
 void OfiLink::OnComplete(Request* req, size_t len) {
   live_.erase(req);
   moved_ = true;
-  if (req->part == kShutdownPart) {
-    shutdown_sent_ = true;
+  if (req->part == kControlOutPart) {
+    control_out_sent_ = true;
     return;
   }
-  if (req->part == -1) {
-    peer_closed_ = true;
-    closed_at_ = std::chrono::steady_clock::now();
+  if (req->part == kControlInPart) {
+    ControlArrived(len);
     return;
   }
   // Sends and receives are told apart by which queue holds the entry.
@@ -246,10 +245,10 @@ void OfiLink::OnComplete(Request* req, size_t len) {
       if (!st.ok() && failed_.ok()) failed_ = st;
     } else {
       uint64_t want = ChunkBytes(r->op->expect.bytes, req->part);
-      if (len != want && failed_.ok()) {
-        failed_ = ProtocolError(fmt::format(
+      if (len != want) {
+        PayloadFailed(r.get(), ProtocolError(fmt::format(
             "rank {} received garbage from rank {} ({}): chunk {} of {} is {} bytes, expected {}",
-            self_, peer_, Via(), req->part, Describe(r->op->expect), len, want));
+            self_, peer_, Via(), req->part, Describe(r->op->expect), len, want)));
       }
       ++r->chunks_completed;
     }
@@ -259,7 +258,9 @@ void OfiLink::OnComplete(Request* req, size_t len) {
 
 void OfiLink::OnError(Request* req, int err, const std::string& why) {
   live_.erase(req);
+  if (req->part == kControlOutPart) return;  // the peer learns at its deadline instead
   if (!failed_.ok()) return;
+  failed_by_provider_ = true;
   if (err == FI_ECANCELED) {
     failed_ = Unavailable(fmt::format("rank {}: an operation with rank {} ({}) was cancelled",
                                       self_, peer_, Via()));
@@ -267,12 +268,29 @@ void OfiLink::OnError(Request* req, int err, const std::string& why) {
   }
   bool is_send = false;
   for (auto& s : sends_) is_send = is_send || s.get() == req->entry;
-  std::string what = req->part == -1 ? "waiting for the peer's control message"
+  std::string what = req->part == kControlInPart ? "waiting for the peer's control message"
                      : is_send       ? "sending to"
                                      : "receiving from";
   Code code = err == FI_ETRUNC ? Code::kProtocolError : Code::kUnavailable;
-  failed_ = Status(code, fmt::format("rank {}: {} rank {} ({}) failed: {}", self_, what, peer_,
-                                     Via(), why));
+  Status st(code, fmt::format("rank {}: {} rank {} ({}) failed: {}", self_, what, peer_, Via(), why));
+  for (auto& r : recvs_) {
+    if (r.get() == req->entry && req->part > 0) {
+      PayloadFailed(r.get(), st);
+      return;
+    }
+  }
+  failed_ = st;
+}
+
+void OfiLink::PayloadFailed(RecvEntry* e, const Status& st) {
+  // A pre-posted payload receive can fail (a larger message: FI_ETRUNC) or complete short
+  // before its header is checked, when the peer made another call. The header's
+  // mismatch names both calls and says more: hold this error until the header is in.
+  if (e->header_done) {
+    if (failed_.ok()) failed_ = st;
+  } else if (e->payload_error.ok()) {
+    e->payload_error = st;
+  }
 }
 
 void OfiLink::Retire() {
@@ -301,6 +319,9 @@ Result<bool> OfiLink::Progress() {
     failed_ = polled.status().WithContext(fmt::format("rank {} with rank {}", self_, peer_));
     return failed_;
   }
+  // A peer that failed may have been reported by the provider (its connection closing)
+  // in the same poll as its abort frame: its own cause says more.
+  if (failed_by_provider_ && !peer_cause_.ok()) failed_ = peer_cause_;
   if (!failed_.ok()) return failed_;
   Status s = PostRecvs();
   if (s.ok()) s = PostSends();
@@ -311,21 +332,49 @@ Result<bool> OfiLink::Progress() {
   Retire();
   if (peer_closed_ && Busy() && !moved_ &&
       std::chrono::steady_clock::now() - closed_at_ > kClosedGrace) {
-    failed_ = Unavailable(
-        fmt::format("rank {} lost connection to rank {} ({}): peer closed", self_, peer_, Via()));
+    failed_ = PeerGone();
     return failed_;
   }
   return moved_;
 }
 
-void OfiLink::Shutdown() {
-  if (failed_.ok()) failed_ = Aborted(fmt::format("rank {}: link to rank {} shut down", self_, peer_));
+void OfiLink::ControlArrived(size_t len) {
+  peer_closed_ = true;
+  closed_at_ = std::chrono::steady_clock::now();
+  WireHeader h;
+  if (len < kHdr) return;
+  std::memcpy(&h, control_.data, kHdr);
+  // A bare header is a plain close; anything but a well-formed abort frame says no more.
+  if (!IsAbortFrame(h) || h.bytes > kMaxAbortText || len != kHdr + h.bytes) return;
+  peer_cause_ = PeerFailed(self_, peer_, Via(),
+                           std::string_view(reinterpret_cast<const char*>(control_.data) + kHdr,
+                                            h.bytes));
+}
+
+Status OfiLink::PeerGone() const {
+  if (!peer_cause_.ok()) return peer_cause_;
+  return Unavailable(
+      fmt::format("rank {} lost connection to rank {} ({}): peer closed", self_, peer_, Via()));
+}
+
+void OfiLink::SendControl(const WireHeader& h, const std::string& text) {
+  if (control_out_posted_) return;
+  if (!control_out_.data) {
+    Result<Staging> s = ep_->AcquireStaging();
+    if (!s.ok()) return;
+    control_out_ = s.value();
+  }
+  size_t n = std::min<size_t>(text.size(), ep_->staging_bytes() - kHdr);
+  WireHeader out = h;
+  if (IsAbortFrame(out)) out.bytes = n;
+  std::memcpy(control_out_.data, &out, kHdr);
+  std::memcpy(control_out_.data + kHdr, text.data(), n);
   // With manual progress a message only leaves while the endpoint is polled, and the
   // caller may close it right after: poll until the send completes, for a short while.
-  Request* req = NewRequest(nullptr, kShutdownPart);
+  Request* req = NewRequest(nullptr, kControlOutPart);
   auto until = std::chrono::steady_clock::now() + kShutdownWait;
   while (true) {
-    ssize_t ret = fi_tsend(ep_->ep(), &shutdown_msg_, kHdr, nullptr, peer_addr_,
+    ssize_t ret = fi_tsend(ep_->ep(), control_out_.data, kHdr + n, control_out_.desc, peer_addr_,
                            ControlTag(self_, limits_.seq_bits), &req->ctx);
     if (ret == 0) break;
     if (ret != -FI_EAGAIN || std::chrono::steady_clock::now() > until) {
@@ -335,9 +384,20 @@ void OfiLink::Shutdown() {
     }
     (void)ep_->Poll();
   }
-  while (!shutdown_sent_ && std::chrono::steady_clock::now() < until) {
+  control_out_posted_ = true;
+  while (!control_out_sent_ && std::chrono::steady_clock::now() < until) {
     if (!ep_->Poll().ok()) break;
   }
+}
+
+void OfiLink::SendAbort(const Status& cause) {
+  std::string text = AbortText(cause);
+  SendControl(AbortHeader(cause.code(), text.size()), text);
+}
+
+void OfiLink::Shutdown() {
+  if (failed_.ok()) failed_ = Aborted(fmt::format("rank {}: link to rank {} shut down", self_, peer_));
+  SendControl(WireHeader{}, "");  // a plain close, unless SendAbort sent the cause
 }
 
 }  // namespace weft::transport::ofi

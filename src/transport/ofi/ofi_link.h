@@ -13,17 +13,25 @@
 // (efa does not order RDM messages), and messages from different peers never match.
 // A receiver posts the payload receive only after the header has been checked, so a
 // mismatched call is reported (InvalidUsage naming both headers) before any payload byte
-// lands in the user's buffer; until then the provider holds the payload (rxm's
-// rendezvous for large messages).
+// lands in the user's buffer; until then the provider holds the payload. Where the
+// provider would hold it at a cost (rxm over tcp buffers unexpected messages and copies
+// them), limits().prepost_payload posts it with the header's receive instead: the
+// mismatch is still reported the same way (a payload error waits for the header's
+// verdict), but the peer's bytes may be in the buffer by then.
 //
-// Shutdown sends a control message (its own tag); a peer that receives it fails its
-// pending ops with "peer closed". A peer process that dies without it is noticed through
+// Each side sends its peer at most one control message (its own tag), when its
+// communicator fails: SendAbort sends an abort frame (wire.h) carrying the cause, a
+// Shutdown without one before it sends a bare header. A peer that receives it fails its
+// pending ops with the cause it quotes ("rank 1 was told by rank 0 ... that it failed:
+// ..."), or with "peer closed". A peer process that dies without it is noticed through
 // the provider's errors where it reports them, otherwise at the executor's deadline.
 //
-// No file descriptor (PollFd() == -1): the executor calls Progress(), which polls the
-// endpoint's completion queue (completions for other links of the communicator are
-// recorded on those links). Never blocks. Thread-safety: one thread for all the links of
-// one endpoint.
+// Progress() polls the endpoint's completion queue (completions for other links of the
+// communicator are recorded on those links). Never blocks. PollFd() is the completion
+// queue's file descriptor, shared by every link of the endpoint, when the endpoint says it
+// is safe to sleep on (OfiEndpoint::WaitFd), so an idle executor sleeps in poll(2) as
+// with tcp; otherwise -1 and the executor polls by hand. Thread-safety: one thread for
+// all the links of one endpoint.
 #pragma once
 
 #include <chrono>
@@ -46,7 +54,11 @@ class OfiLink final : public Link {
   Result<bool> Progress() override;
   bool Busy() const override { return !sends_.empty() || !recvs_.empty(); }
   const char* Name() const override { return "ofi"; }
+  // Not a pure query: it asks the provider (fi_trywait) whether sleeping is safe now.
+  int PollFd() const override { return ep_->WaitFd(); }
   void Shutdown() override;
+  // Best effort, bounded by kShutdownWait: polls the endpoint until the frame has left.
+  void SendAbort(const Status& cause) override;
 
   // Called by OfiEndpoint::Poll for this link's requests.
   void OnComplete(Request* req, size_t len);
@@ -59,6 +71,10 @@ class OfiLink final : public Link {
   // After a peer's Shutdown is seen, how long pending ops may still complete (messages
   // sent before it may be reported after it: RDM completions are unordered).
   static constexpr std::chrono::milliseconds kClosedGrace{50};
+  // How long SendAbort/Shutdown poll for the control message to leave (with manual
+  // progress nothing leaves unless polled, and the endpoint may close right after); past
+  // it the peer learns of the failure at its own deadline instead.
+  static constexpr std::chrono::milliseconds kShutdownWait{100};
 
  private:
   struct SendEntry {
@@ -77,6 +93,7 @@ class OfiLink final : public Link {
     bool header_done = false;
     int chunks_posted = 0;
     int chunks_completed = 0;
+    Status payload_error;  // a payload failure seen before the header was checked
     Staging staging;
   };
 
@@ -87,6 +104,13 @@ class OfiLink final : public Link {
   Status PostRecvs();
   void Retire();
   Status HeaderArrived(RecvEntry* e, size_t len);
+  void PayloadFailed(RecvEntry* e, const Status& st);
+  // The peer's control message arrived (`len` bytes in control_).
+  void ControlArrived(size_t len);
+  // Sends this side's one control message: header `h`, then `text`.
+  void SendControl(const WireHeader& h, const std::string& text);
+  // What pending ops fail with once the peer has closed.
+  Status PeerGone() const;
   std::string Via() const;
 
   std::shared_ptr<OfiEndpoint> ep_;
@@ -99,12 +123,15 @@ class OfiLink final : public Link {
   uint64_t recv_seq_ = 0;
   std::unordered_set<Request*> live_;
 
-  Staging control_;           // receives the peer's shutdown message
+  Staging control_;           // receives the peer's control message
   bool control_posted_ = false;
   bool peer_closed_ = false;
+  Status peer_cause_;         // the cause quoted by the peer's abort frame, if it sent one
   std::chrono::steady_clock::time_point closed_at_;
-  WireHeader shutdown_msg_;
-  bool shutdown_sent_ = false;
+  Staging control_out_;       // our control message (kept until the link goes)
+  bool control_out_posted_ = false;
+  bool control_out_sent_ = false;
+  bool failed_by_provider_ = false;  // failed_ came from an error completion
 
   bool moved_ = false;
   Status failed_;
