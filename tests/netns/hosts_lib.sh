@@ -11,6 +11,7 @@
 #   host_ns h             the namespace of host h
 #   host_addr h k         host h's address on rail k
 #   rail_tx_bytes h k     bytes host h has sent on rail k so far
+#   hosts_drops H R       packets the shapers dropped so far
 #   hosts_run H L OUTDIR CMD...   L ranks per host, torchrun-style variables, rank r's
 #                         output in OUTDIR/out.r; returns the first non-zero exit code
 #
@@ -83,6 +84,20 @@ hosts_up() {  # H R [GBIT]
       [ $ok = 1 ] || echo "note: could not confirm host $h reaches host 0 on rail $k; continuing" >&2
     done
   done
+}
+
+# Packets the shapers of H hosts x R rails dropped so far (each a TCP retransmission).
+hosts_drops() {  # H R
+  local h k d total=0
+  for h in $(seq 0 $(($1 - 1))); do
+    for k in $(seq 0 $(($2 - 1))); do
+      for d in $(ip netns exec "$(host_ns "$h")" tc -s qdisc show dev "rail$k" | sed -n 's/.*(dropped \([0-9]*\).*/\1/p') \
+               $(ip netns exec "$HOSTS_SW" tc -s qdisc show dev "p${h}r$k" | sed -n 's/.*(dropped \([0-9]*\).*/\1/p'); do
+        total=$((total + d))
+      done
+    done
+  done
+  echo $total
 }
 
 rail_tx_bytes() {  # h k
