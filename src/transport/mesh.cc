@@ -193,7 +193,7 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
   std::vector<int> shm_peers;
   std::vector<tcp::TcpPeer> connect_to;
   std::vector<tcp::PeerRail> accept_from;
-  std::vector<int> pair_rails(o.size, 1);
+  std::vector<int> pair_rails(o.size, 0);  // tcp connections to each peer (0: not tcp)
   for (int r = 0; r < o.size; ++r) {
     if (r == o.rank) continue;
     bool same_host = cards[r].host_id == mine.host_id;
@@ -218,7 +218,7 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
     }
   }
   WEFT_INFO("rank {}: {} shm peer(s), {} tcp peer(s)", o.rank, shm_peers.size(),
-            connect_to.size() + accept_from.size());
+            std::count_if(pair_rails.begin(), pair_rails.end(), [](int n) { return n > 0; }));
 
   WEFT_ASSIGN_OR_RETURN(auto shm_links,
                         shm::ConnectShmPeers(o.rank, o.comm_id, shm_peers, o.deadline));

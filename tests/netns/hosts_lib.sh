@@ -27,9 +27,20 @@ host_ns() { echo "wrh$HOSTS_ID$1"; }
 host_addr() { echo "10.234.$2.$(($1 + 1))"; }
 
 hosts_down() {
-  local p ns
+  local p ns pids
   for p in "${HOSTS_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  # Every process inside these namespaces is one this run started (a rank whose timeout
+  # wrapper died first would otherwise live on): TERM, a moment, then KILL.
+  for ns in "${HOSTS_CREATED[@]}"; do
+    pids=$(ip netns pids "$ns" 2>/dev/null)
+    [ -z "$pids" ] || kill -TERM $pids 2>/dev/null
+  done
+  sleep 0.3
   for p in "${HOSTS_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  for ns in "${HOSTS_CREATED[@]}"; do
+    pids=$(ip netns pids "$ns" 2>/dev/null)
+    [ -z "$pids" ] || kill -KILL $pids 2>/dev/null
+  done
   HOSTS_PIDS=()
   for ns in "${HOSTS_CREATED[@]}"; do ip netns del "$ns" 2>/dev/null; done
   HOSTS_CREATED=()
@@ -37,9 +48,10 @@ hosts_down() {
 
 # tbf at GBIT with a bucket of 2 ms of the rate (a small bucket loses capacity when the
 # refill timer fires late on a loaded machine; tests/sim/validate_netns.sh measured it).
+# HOSTS_BURST_MS changes it; a link idle for that long sends its next burst at veth speed.
 hosts_shape() {  # ns dev gbit
   local burst
-  burst=$(awk -v g="$3" 'BEGIN { printf "%d", g * 1e9 / 8 * 0.002 }')
+  burst=$(awk -v g="$3" -v ms="${HOSTS_BURST_MS:-2}" 'BEGIN { printf "%d", g * 1e9 / 8 * ms / 1000 }')
   ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "${3}gbit" burst "$burst" latency 50ms
 }
 
