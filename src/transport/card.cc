@@ -61,7 +61,8 @@ std::string EncodeCard(const Card& card) {
       fmt::format("{}\nrank {} size {} comm {:016x} mode {}\nhost {}\ntcp", kCardVersionLine,
                   card.rank, card.size, card.comm_id, TransportModeName(card.mode), card.host_id);
   for (const auto& a : card.tcp) out += " " + a.ToString();
-  if (card.tcp_rails > 1) out += fmt::format(" rails {} stripe-min {}", card.tcp_rails, card.stripe_min);
+  if (card.tcp_rails > 1)
+    out += fmt::format(" rails {} stripe-min {}", card.tcp_rails, card.stripe_min);
   if (!card.ofi_provider.empty()) {
     out += fmt::format("\nofi {} ", card.ofi_provider);
     for (uint8_t b : card.ofi_addr) out += fmt::format("{:02x}", b);

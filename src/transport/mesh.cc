@@ -232,13 +232,13 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
     for (tcp::TcpConnection& c : conns) {
       if (pair_rails[c.rank] > 1 && c.rank < o.rank) {
         std::vector<net::SockAddr> peer_rails = Routable(cards[c.rank].tcp);
-        std::string want = static_cast<size_t>(c.rail) < peer_rails.size()
-                               ? peer_rails[c.rail].ToString()
-                               : "";
+        std::string want =
+            static_cast<size_t>(c.rail) < peer_rails.size() ? peer_rails[c.rail].ToString() : "";
         if (c.addr != want)
-          WEFT_WARN("rank {}: tcp rail {} to rank {} connected to {}, not to that rail's {}: two "
-                    "rails share a path (check the routes of WEFT_SOCKET_IFNAME's interfaces)",
-                    o.rank, c.rail, c.rank, c.addr, want);
+          WEFT_WARN(
+              "rank {}: tcp rail {} to rank {} connected to {}, not to that rail's {}: two "
+              "rails share a path (check the routes of WEFT_SOCKET_IFNAME's interfaces)",
+              o.rank, c.rail, c.rank, c.addr, want);
       }
       by_peer[c.rank].resize(pair_rails[c.rank]);
       by_peer[c.rank][c.rail] = std::move(c);
@@ -247,8 +247,8 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
       if (by_peer[r].empty()) continue;
       uint64_t stripe_min = std::max(mine.stripe_min, cards[r].stripe_min);
       if (pair_rails[r] > 1)
-        WEFT_INFO("rank {}: {} tcp rails to rank {}, messages of {} bytes or more striped",
-                  o.rank, pair_rails[r], r, stripe_min);
+        WEFT_INFO("rank {}: {} tcp rails to rank {}, messages of {} bytes or more striped", o.rank,
+                  pair_rails[r], r, stripe_min);
       WEFT_ASSIGN_OR_RETURN(mesh->links_[r],
                             MakeTcpLink(o.rank, r, std::move(by_peer[r]), stripe_min));
     }

@@ -18,8 +18,8 @@ Result<std::unique_ptr<RailLink>> RailLink::Create(int self, int peer,
     epoll_event ev{};
     ev.data.u32 = static_cast<uint32_t>(k);
     if (::epoll_ctl(ep.get(), EPOLL_CTL_ADD, rails[k]->PollFd(), &ev) != 0)
-      return ErrnoStatus(fmt::format("rank {}: epoll_ctl for tcp rail {} to rank {}", self, k, peer),
-                         errno);
+      return ErrnoStatus(
+          fmt::format("rank {}: epoll_ctl for tcp rail {} to rank {}", self, k, peer), errno);
   }
   return std::unique_ptr<RailLink>(
       new RailLink(self, peer, std::move(rails), stripe_min, std::move(ep)));
@@ -105,15 +105,16 @@ Result<bool> RailLink::Progress() {
 
 int RailLink::PollFd() const {
   for (size_t k = 0; k < rails_.size(); ++k) {
-    uint32_t want = (rails_[k]->WantsRead() ? EPOLLIN : 0u) |
-                    (rails_[k]->WantsWrite() ? EPOLLOUT : 0u);
+    uint32_t want =
+        (rails_[k]->WantsRead() ? EPOLLIN : 0u) | (rails_[k]->WantsWrite() ? EPOLLOUT : 0u);
     if (want == armed_[k]) continue;
     epoll_event ev{};
     ev.events = want;
     ev.data.u32 = static_cast<uint32_t>(k);
     // A failure leaves the old interest: the executor's poll is bounded, so the worst
     // case is a wake-up too many or a late one, never a hang.
-    if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, rails_[k]->PollFd(), &ev) == 0) armed_[k] = want;
+    if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, rails_[k]->PollFd(), &ev) == 0)
+      armed_[k] = want;
   }
   return epoll_fd_.get();
 }

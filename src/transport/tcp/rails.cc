@@ -22,8 +22,8 @@ Result<int> RailsWantedFromEnv() {
 }
 
 Result<uint64_t> StripeMinFromEnv() {
-  WEFT_ASSIGN_OR_RETURN(long long v,
-                        GetEnvInt("WEFT_TCP_STRIPE_MIN", static_cast<long long>(kDefaultStripeMin)));
+  WEFT_ASSIGN_OR_RETURN(
+      long long v, GetEnvInt("WEFT_TCP_STRIPE_MIN", static_cast<long long>(kDefaultStripeMin)));
   if (v < 1)
     return InvalidArgument(fmt::format("WEFT_TCP_STRIPE_MIN must be at least 1 byte, got {}", v));
   return static_cast<uint64_t>(v);

@@ -69,7 +69,7 @@ long long ReadSysctl(const char* path) {
 }
 
 std::vector<PeerRail>::const_iterator FindPeerRail(const std::vector<PeerRail>& v, int rank,
-                                                  int rail) {
+                                                   int rail) {
   return std::find_if(v.begin(), v.end(),
                       [&](const PeerRail& p) { return p.rank == rank && p.rail == rail; });
 }
@@ -162,8 +162,9 @@ Status AcceptQueued(int self, int listen_fd, std::vector<Pending>* pending) {
 
 // Reads more of a pending handshake. Returns false when the connection is finished with
 // (dropped, rejected or accepted into `out`).
-bool AdvanceHandshake(int self, int size, uint64_t comm_id, const std::vector<PeerRail>& accept_from,
-                      std::vector<bool>* connected, Pending* p, std::vector<TcpConnection>* out) {
+bool AdvanceHandshake(int self, int size, uint64_t comm_id,
+                      const std::vector<PeerRail>& accept_from, std::vector<bool>* connected,
+                      Pending* p, std::vector<TcpConnection>* out) {
   ssize_t r = ::recv(p->fd.get(), reinterpret_cast<uint8_t*>(&p->hs) + p->got,
                      sizeof(Handshake) - p->got, MSG_DONTWAIT);
   if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return true;

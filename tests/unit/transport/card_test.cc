@@ -55,12 +55,10 @@ TEST(CardTest, RailsRoundTrip) {
   // One rail is not encoded: the card reads as before multi-rail.
   EXPECT_EQ(DecodeCard(EncodeCard(SampleCard()))->tcp_rails, 1);
 
-  auto with = [&](const std::string& tail) {
-    return text.substr(0, text.find(" rails")) + tail;
-  };
+  auto with = [&](const std::string& tail) { return text.substr(0, text.find(" rails")) + tail; };
   for (const std::string& bad : {with(" rails 1 stripe-min 262144"), with(" rails 4 stripe-min 1"),
-                                  with(" rails 2 stripe-min 0"), with(" rails 2 stripe 262144"),
-                                  with(" rails x stripe-min 262144"), with(" rails 2")}) {
+                                 with(" rails 2 stripe-min 0"), with(" rails 2 stripe 262144"),
+                                 with(" rails x stripe-min 262144"), with(" rails 2")}) {
     Result<Card> e = DecodeCard(bad);
     EXPECT_EQ(e.status().code(), Code::kProtocolError) << bad;
   }

@@ -45,8 +45,8 @@ Pair MakePair(int rails) {
 TEST(RailLinkTest, ManyMessagesOfAllSizesBothWays) {
   for (int rails : {2, 3}) {
     Pair p = MakePair(rails);
-    const size_t sizes[] = {0,         1,     4096,   kStripeMin - 1, kStripeMin, kStripeMin + 1,
-                            1 << 20,   7,     0,      (3 << 20) + 5,  32,         kStripeMin * 2};
+    const size_t sizes[] = {0,       1, 4096, kStripeMin - 1, kStripeMin, kStripeMin + 1,
+                            1 << 20, 7, 0,    (3 << 20) + 5,  32,         kStripeMin * 2};
     size_t n = std::size(sizes);
     std::vector<std::vector<uint8_t>> out_a, out_b, in_a, in_b;
     std::vector<SendOp> sa(n), sb(n);

@@ -16,8 +16,8 @@ std::vector<Stripe> Plan(uint64_t bytes, int rails, uint64_t stripe_min) {
 
 TEST(RailsTest, StripesCoverTheMessageInOrder) {
   for (int rails = 1; rails <= kMaxRails; ++rails) {
-    for (uint64_t bytes : {0ull, 1ull, 4095ull, 4096ull, 65536ull, 262143ull, 262144ull,
-                           262145ull, 1000001ull, 16ull << 20, (16ull << 20) + 3}) {
+    for (uint64_t bytes : {0ull, 1ull, 4095ull, 4096ull, 65536ull, 262143ull, 262144ull, 262145ull,
+                           1000001ull, 16ull << 20, (16ull << 20) + 3}) {
       for (uint64_t min : {1ull, 4096ull, 262144ull}) {
         std::vector<Stripe> s = Plan(bytes, rails, min);
         ASSERT_GE(s.size(), 1u);
