@@ -61,6 +61,8 @@ std::string EncodeCard(const Card& card) {
       fmt::format("{}\nrank {} size {} comm {:016x} mode {}\nhost {}\ntcp", kCardVersionLine,
                   card.rank, card.size, card.comm_id, TransportModeName(card.mode), card.host_id);
   for (const auto& a : card.tcp) out += " " + a.ToString();
+  if (card.tcp_rails > 1)
+    out += fmt::format(" rails {} stripe-min {}", card.tcp_rails, card.stripe_min);
   if (!card.ofi_provider.empty()) {
     out += fmt::format("\nofi {} ", card.ofi_provider);
     for (uint8_t b : card.ofi_addr) out += fmt::format("{:02x}", b);
@@ -100,7 +102,15 @@ Result<Card> DecodeCard(const std::string& text) {
 
   std::vector<std::string> t = Split(lines[3], ' ');
   if (t[0] != "tcp") return Bad("bad tcp line", lines[3]);
-  for (size_t i = 1; i < t.size(); ++i) {
+  size_t n_addrs = t.size();
+  if (t.size() >= 5 && t[t.size() - 4] == "rails") {
+    n_addrs = t.size() - 4;
+    if (!ParseNumber(t[t.size() - 3], &card.tcp_rails) || card.tcp_rails < 2 ||
+        card.tcp_rails > static_cast<int>(n_addrs - 1) || t[t.size() - 2] != "stripe-min" ||
+        !ParseNumber(t[t.size() - 1], &card.stripe_min) || card.stripe_min < 1)
+      return Bad("bad rails", lines[3]);
+  }
+  for (size_t i = 1; i < n_addrs; ++i) {
     // Numeric "a.b.c.d:port" or "[v6]:port" only: a card never needs name resolution.
     if (t[i].empty() || !(std::isdigit(static_cast<unsigned char>(t[i][0])) || t[i][0] == '['))
       return Bad("bad tcp address '" + t[i] + "'", lines[3]);

@@ -8,6 +8,8 @@
 //   rank 3 size 4 comm 00000000deadbeef mode auto
 //   host myhost|5f1c...|net:[4026531840]
 //   tcp 10.0.0.2:4312 127.0.0.1:4312        (no addresses: just "tcp")
+//   tcp 10.0.0.2:4312 10.0.1.2:4312 127.0.0.1:4312 rails 2 stripe-min 262144
+//                                            (multi-rail: the first 2 addresses are rails)
 //   ofi tcp;ofi_rxm 0a1b2c...                (only with WEFT_TRANSPORT=ofi: the libfabric
 //                                             provider and the endpoint address in hex)
 #pragma once
@@ -29,6 +31,10 @@ struct Card {
   TransportMode mode = TransportMode::kAuto;
   std::string host_id;             // no whitespace
   std::vector<net::SockAddr> tcp;  // numeric addresses with port, in preference order
+  // Multi-rail (tcp/rails.h): the first tcp_rails addresses are this rank's rails, and it
+  // stripes messages of stripe_min bytes or more. Encoded only when tcp_rails > 1.
+  int tcp_rails = 1;
+  uint64_t stripe_min = 0;
   std::string ofi_provider;        // empty: no ofi line
   std::vector<uint8_t> ofi_addr;   // the endpoint's fi_getname() bytes
 };

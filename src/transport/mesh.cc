@@ -9,6 +9,8 @@
 #include "core/log.h"
 #include "transport/card.h"
 #include "transport/shm/shm_setup.h"
+#include "transport/tcp/rail_link.h"
+#include "transport/tcp/rails.h"
 #include "transport/tcp/tcp_link.h"
 #include "transport/tcp/tcp_setup.h"
 #ifdef WEFT_HAVE_OFI
@@ -62,6 +64,42 @@ std::vector<net::SockAddr> AddressesToTry(const Card& peer, bool same_host) {
   for (const auto& a : peer.tcp)
     if (!tcp::IsLoopback(a)) out.push_back(a);
   return out;
+}
+
+std::vector<net::SockAddr> Routable(const std::vector<net::SockAddr>& addrs) {
+  std::vector<net::SockAddr> out;
+  for (const auto& a : addrs)
+    if (!tcp::IsLoopback(a)) out.push_back(a);
+  return out;
+}
+
+// This rank's rail offer for its card (multi-rail, tcp/rails.h).
+Status SetRails(const MeshOptions& o, Card* mine) {
+  Result<int> wanted = tcp::RailsWantedFromEnv();
+  if (!wanted.ok()) return wanted.status().WithContext(fmt::format("rank {}", o.rank));
+  Result<uint64_t> stripe_min = tcp::StripeMinFromEnv();
+  if (!stripe_min.ok()) return stripe_min.status().WithContext(fmt::format("rank {}", o.rank));
+  mine->tcp_rails = tcp::LocalRailCount(wanted.value(), GetEnv("WEFT_SOCKET_IFNAME").value_or(""),
+                                        Routable(mine->tcp).size());
+  mine->stripe_min = stripe_min.value();
+  return Status::Ok();
+}
+
+// The tcp link to one peer from its connections (one per rail, indexed by rail).
+Result<std::unique_ptr<Link>> MakeTcpLink(int self, int peer, std::vector<tcp::TcpConnection> conns,
+                                          uint64_t stripe_min) {
+  std::vector<std::unique_ptr<tcp::TcpLink>> rails;
+  for (tcp::TcpConnection& c : conns) {
+    std::string what = conns.size() == 1 ? fmt::format("rank {}: socket to rank {}", self, peer)
+                                         : fmt::format("rank {}: socket of rail {} to rank {}",
+                                                       self, c.rail, peer);
+    WEFT_RETURN_IF_ERROR(tcp::TuneDataSocket(c.fd.get()).WithContext(what));
+    rails.push_back(std::make_unique<tcp::TcpLink>(self, peer, std::move(c.fd), std::move(c.addr)));
+  }
+  if (rails.size() == 1) return std::unique_ptr<Link>(std::move(rails[0]));
+  WEFT_ASSIGN_OR_RETURN(std::unique_ptr<tcp::RailLink> link,
+                        tcp::RailLink::Create(self, peer, std::move(rails), stripe_min));
+  return std::unique_ptr<Link>(std::move(link));
 }
 
 }  // namespace
@@ -142,6 +180,7 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
     if (!l.ok()) return l.status().WithContext(fmt::format("rank {}: tcp listener", o.rank));
     listener = std::move(l).value();
     mine.tcp = listener.addrs;
+    WEFT_RETURN_IF_ERROR(SetRails(o, &mine));
   }
 
   Result<std::vector<std::string>> raw = allgather(EncodeCard(mine));
@@ -153,7 +192,8 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
   // Choose per peer; the choice is symmetric because every rank sees the same cards.
   std::vector<int> shm_peers;
   std::vector<tcp::TcpPeer> connect_to;
-  std::vector<int> accept_from;
+  std::vector<tcp::PeerRail> accept_from;
+  std::vector<int> pair_rails(o.size, 0);  // tcp connections to each peer (0: not tcp)
   for (int r = 0; r < o.size; ++r) {
     if (r == o.rank) continue;
     bool same_host = cards[r].host_id == mine.host_id;
@@ -163,14 +203,22 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
       return InvalidArgument(
           fmt::format("rank {}: WEFT_TRANSPORT=shm, but rank {} is on another host ({} vs {})",
                       o.rank, r, cards[r].host_id, mine.host_id));
-    } else if (r < o.rank) {
-      connect_to.push_back(tcp::TcpPeer{r, AddressesToTry(cards[r], same_host)});
     } else {
-      accept_from.push_back(r);
+      // Rail 0 tries every address as a single rail does; rail k its peer's rail k first.
+      pair_rails[r] = tcp::PairRails(same_host, mine.tcp_rails, cards[r].tcp_rails);
+      for (int k = 0; k < pair_rails[r]; ++k) {
+        if (r > o.rank) {
+          accept_from.push_back(tcp::PeerRail{r, k});
+        } else if (k == 0) {
+          connect_to.push_back(tcp::TcpPeer{r, AddressesToTry(cards[r], same_host), 0});
+        } else {
+          connect_to.push_back(tcp::TcpPeer{r, tcp::RailAddresses(Routable(cards[r].tcp), k), k});
+        }
+      }
     }
   }
   WEFT_INFO("rank {}: {} shm peer(s), {} tcp peer(s)", o.rank, shm_peers.size(),
-            connect_to.size() + accept_from.size());
+            std::count_if(pair_rails.begin(), pair_rails.end(), [](int n) { return n > 0; }));
 
   WEFT_ASSIGN_OR_RETURN(auto shm_links,
                         shm::ConnectShmPeers(o.rank, o.comm_id, shm_peers, o.deadline));
@@ -180,12 +228,29 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
     WEFT_ASSIGN_OR_RETURN(std::vector<tcp::TcpConnection> conns,
                           tcp::ConnectPeers(o.rank, o.size, o.comm_id, listener.fd.get(),
                                             connect_to, accept_from, o.deadline));
+    std::vector<std::vector<tcp::TcpConnection>> by_peer(o.size);
     for (tcp::TcpConnection& c : conns) {
-      WEFT_RETURN_IF_ERROR(
-          tcp::TuneDataSocket(c.fd.get())
-              .WithContext(fmt::format("rank {}: socket to rank {}", o.rank, c.rank)));
-      mesh->links_[c.rank] =
-          std::make_unique<tcp::TcpLink>(o.rank, c.rank, std::move(c.fd), std::move(c.addr));
+      if (pair_rails[c.rank] > 1 && c.rank < o.rank) {
+        std::vector<net::SockAddr> peer_rails = Routable(cards[c.rank].tcp);
+        std::string want =
+            static_cast<size_t>(c.rail) < peer_rails.size() ? peer_rails[c.rail].ToString() : "";
+        if (c.addr != want)
+          WEFT_WARN(
+              "rank {}: tcp rail {} to rank {} connected to {}, not to that rail's {}: two "
+              "rails share a path (check the routes of WEFT_SOCKET_IFNAME's interfaces)",
+              o.rank, c.rail, c.rank, c.addr, want);
+      }
+      by_peer[c.rank].resize(pair_rails[c.rank]);
+      by_peer[c.rank][c.rail] = std::move(c);
+    }
+    for (int r = 0; r < o.size; ++r) {
+      if (by_peer[r].empty()) continue;
+      uint64_t stripe_min = std::max(mine.stripe_min, cards[r].stripe_min);
+      if (pair_rails[r] > 1)
+        WEFT_INFO("rank {}: {} tcp rails to rank {}, messages of {} bytes or more striped", o.rank,
+                  pair_rails[r], r, stripe_min);
+      WEFT_ASSIGN_OR_RETURN(mesh->links_[r],
+                            MakeTcpLink(o.rank, r, std::move(by_peer[r]), stripe_min));
     }
   }
   return mesh;  // the listener closes here: every connection is made

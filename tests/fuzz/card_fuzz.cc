@@ -30,6 +30,7 @@ using weft::transport::EncodeCard;
 void CheckSame(const Card& a, const Card& b) {
   WEFT_FUZZ_CHECK(a.rank == b.rank && a.size == b.size && a.comm_id == b.comm_id);
   WEFT_FUZZ_CHECK(a.mode == b.mode && a.host_id == b.host_id && a.tcp.size() == b.tcp.size());
+  WEFT_FUZZ_CHECK(a.tcp_rails == b.tcp_rails && a.stripe_min == b.stripe_min);
   for (size_t i = 0; i < a.tcp.size(); ++i)
     WEFT_FUZZ_CHECK(a.tcp[i].ToString() == b.tcp[i].ToString());
 }

@@ -39,6 +39,9 @@ class TcpLink final : public Link {
   void Shutdown() override;
   void SendAbort(const Status& cause) override;
   bool WantsWrite() const override { return !sends_.empty(); }
+  // True while a posted receive waits for bytes (RailLink polls a rail for POLLIN only
+  // then, so data queued for a later receive does not wake it).
+  bool WantsRead() const { return !recvs_.empty(); }
   const char* Name() const override { return "tcp"; }
 
  private:

@@ -26,7 +26,7 @@ inline constexpr uint16_t kHandshakeVersion = 1;
 struct Handshake {
   uint32_t magic = kHandshakeMagic;
   uint16_t version = kHandshakeVersion;
-  uint16_t reserved = 0;
+  uint16_t rail = 0;  // which of the pair's connections (multi-rail); 0 with one rail
   uint64_t comm_id = 0;
   int32_t rank = -1;
   int32_t size = 0;
@@ -68,20 +68,26 @@ long long ReadSysctl(const char* path) {
   return in ? v : -1;
 }
 
+std::vector<PeerRail>::const_iterator FindPeerRail(const std::vector<PeerRail>& v, int rank,
+                                                   int rail) {
+  return std::find_if(v.begin(), v.end(),
+                      [&](const PeerRail& p) { return p.rank == rank && p.rail == rail; });
+}
+
 // "" when `h` is a handshake this rank expects next, else why not.
 std::string HandshakeProblem(const Handshake& h, uint64_t comm_id, int size,
-                             const std::vector<int>& accept_from,
+                             const std::vector<PeerRail>& accept_from,
                              const std::vector<bool>& connected) {
   if (h.magic != kHandshakeMagic || h.version != kHandshakeVersion)
     return fmt::format("not a weft handshake (magic {:#x} version {})", h.magic, h.version);
   if (h.comm_id != comm_id)
     return fmt::format("it belongs to communicator {:#x}, not {:#x}", h.comm_id, comm_id);
   if (h.size != size) return fmt::format("it claims world size {}, not {}", h.size, size);
-  auto it = std::find(accept_from.begin(), accept_from.end(), h.rank);
-  if (it == accept_from.end())
-    return fmt::format("rank {} is not expected to connect here", h.rank);
-  if (connected[it - accept_from.begin()])
-    return fmt::format("rank {} is already connected", h.rank);
+  auto it = FindPeerRail(accept_from, h.rank, h.rail);
+  std::string who = h.rail == 0 ? fmt::format("rank {}", h.rank)
+                                : fmt::format("rank {} (rail {})", h.rank, h.rail);
+  if (it == accept_from.end()) return who + " is not expected to connect here";
+  if (connected[it - accept_from.begin()]) return who + " is already connected";
   return "";
 }
 
@@ -94,6 +100,7 @@ Result<TcpConnection> ConnectOne(int self, int size, uint64_t comm_id, const Tcp
   mine.comm_id = comm_id;
   mine.rank = self;
   mine.size = size;
+  mine.rail = static_cast<uint16_t>(peer.rail);
   Status last;
   while (true) {
     for (const net::SockAddr& addr : peer.addrs) {
@@ -115,7 +122,8 @@ Result<TcpConnection> ConnectOne(int self, int size, uint64_t comm_id, const Tcp
             "{} answered as rank {} of communicator {:#x} (magic {:#x}), not as rank {}",
             addr.ToString(), reply.rank, reply.comm_id, reply.magic, peer.rank));
       }
-      if (s.ok()) return TcpConnection{peer.rank, std::move(fd).value(), addr.ToString()};
+      if (s.ok())
+        return TcpConnection{peer.rank, std::move(fd).value(), addr.ToString(), peer.rail};
       last = s;
       if (deadline.expired()) break;
     }
@@ -154,8 +162,9 @@ Status AcceptQueued(int self, int listen_fd, std::vector<Pending>* pending) {
 
 // Reads more of a pending handshake. Returns false when the connection is finished with
 // (dropped, rejected or accepted into `out`).
-bool AdvanceHandshake(int self, int size, uint64_t comm_id, const std::vector<int>& accept_from,
-                      std::vector<bool>* connected, Pending* p, std::vector<TcpConnection>* out) {
+bool AdvanceHandshake(int self, int size, uint64_t comm_id,
+                      const std::vector<PeerRail>& accept_from, std::vector<bool>* connected,
+                      Pending* p, std::vector<TcpConnection>* out) {
   ssize_t r = ::recv(p->fd.get(), reinterpret_cast<uint8_t*>(&p->hs) + p->got,
                      sizeof(Handshake) - p->got, MSG_DONTWAIT);
   if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return true;
@@ -174,6 +183,7 @@ bool AdvanceHandshake(int self, int size, uint64_t comm_id, const std::vector<in
   reply.comm_id = comm_id;
   reply.rank = self;
   reply.size = size;
+  reply.rail = p->hs.rail;
   Status s = net::WriteFull(p->fd.get(), &reply, sizeof(reply),
                             Deadline::AfterSeconds(kHandshakeReplySeconds));
   if (!s.ok()) {
@@ -182,14 +192,14 @@ bool AdvanceHandshake(int self, int size, uint64_t comm_id, const std::vector<in
               s.ToString());
     return false;
   }
-  size_t idx = std::find(accept_from.begin(), accept_from.end(), p->hs.rank) - accept_from.begin();
+  size_t idx = FindPeerRail(accept_from, p->hs.rank, p->hs.rail) - accept_from.begin();
   (*connected)[idx] = true;
-  (*out)[idx] = TcpConnection{p->hs.rank, std::move(p->fd), p->addr};
+  (*out)[idx] = TcpConnection{p->hs.rank, std::move(p->fd), p->addr, p->hs.rail};
   return false;
 }
 
 Result<std::vector<TcpConnection>> AcceptAll(int self, int size, uint64_t comm_id, int listen_fd,
-                                             const std::vector<int>& accept_from,
+                                             const std::vector<PeerRail>& accept_from,
                                              const Deadline& deadline) {
   std::vector<TcpConnection> out(accept_from.size());
   std::vector<bool> connected(accept_from.size(), false);
@@ -197,9 +207,13 @@ Result<std::vector<TcpConnection>> AcceptAll(int self, int size, uint64_t comm_i
   std::vector<pollfd> pfds;
   while (std::find(connected.begin(), connected.end(), false) != connected.end()) {
     if (deadline.expired()) {
-      std::vector<int> missing;
-      for (size_t i = 0; i < accept_from.size(); ++i)
-        if (!connected[i]) missing.push_back(accept_from[i]);
+      std::vector<std::string> missing;
+      for (size_t i = 0; i < accept_from.size(); ++i) {
+        if (connected[i]) continue;
+        const PeerRail& p = accept_from[i];
+        missing.push_back(p.rail == 0 ? fmt::format("{}", p.rank)
+                                      : fmt::format("{} (rail {})", p.rank, p.rail));
+      }
       return DeadlineExceeded(fmt::format("rank {}: timed out waiting for rank(s) {} to connect",
                                           self, fmt::join(missing, ", ")));
     }
@@ -264,7 +278,7 @@ Result<Listener> OpenListener(int rank) {
 
 Result<std::vector<TcpConnection>> ConnectPeers(int self, int size, uint64_t comm_id, int listen_fd,
                                                 const std::vector<TcpPeer>& connect_to,
-                                                const std::vector<int>& accept_from,
+                                                const std::vector<PeerRail>& accept_from,
                                                 const Deadline& deadline) {
   std::vector<TcpConnection> out;
   // Lower ranks first: their listeners are already up (opened before the card exchange),

@@ -4,8 +4,8 @@
 // connects to every tcp peer j < i and accepts from every tcp peer j > i.
 //
 // Handshake (on every new connection, before any data): the connecting rank sends
-// {magic, version, comm_id, rank, size}; the acceptor checks it, routes the socket to
-// that rank and answers with the same record carrying its own rank. Connections that
+// {magic, version, rail, comm_id, rank, size}; the acceptor checks it, routes the socket
+// to that rank's rail and answers with the same record carrying its own rank. Connections that
 // fail the check (foreign magic, other communicator, rank out of range or not expected,
 // duplicate) are closed with a WARN, and accepting goes on until the deadline.
 #pragma once
@@ -36,21 +36,29 @@ bool IsLoopback(const net::SockAddr& addr);
 struct TcpPeer {
   int rank = 0;
   std::vector<net::SockAddr> addrs;  // tried in order (connect side only)
+  int rail = 0;  // which of the pair's connections (multi-rail, rails.h); sent in the handshake
+};
+
+// One connection expected from a peer: its rank and rail.
+struct PeerRail {
+  int rank = 0;
+  int rail = 0;
 };
 
 struct TcpConnection {
   int rank = -1;
   net::Fd fd;
   std::string addr;  // the peer's address, for error messages
+  int rail = 0;
 };
 
-// Connects to every peer in `connect_to` (all of lower rank), then accepts one
-// connection from every rank in `accept_from` (all of higher rank) on `listen_fd`.
+// Connects to every peer rail in `connect_to` (all of lower rank), then accepts one
+// connection for every entry of `accept_from` (all of higher rank) on `listen_fd`.
 // Returns the connections in the order connect_to then accept_from. Bounded by
 // `deadline`; errors name this rank, the peer and the addresses tried.
 Result<std::vector<TcpConnection>> ConnectPeers(int self, int size, uint64_t comm_id, int listen_fd,
                                                 const std::vector<TcpPeer>& connect_to,
-                                                const std::vector<int>& accept_from,
+                                                const std::vector<PeerRail>& accept_from,
                                                 const Deadline& deadline);
 
 // Socket settings for a data connection: non-blocking, TCP_NODELAY, large kernel

@@ -38,6 +38,32 @@ TEST(CardTest, RoundTrips) {
   EXPECT_TRUE(DecodeCard(EncodeCard(empty))->tcp.empty());
 }
 
+TEST(CardTest, RailsRoundTrip) {
+  Card c = SampleCard();
+  c.tcp.insert(c.tcp.begin() + 1, net::SockAddr::Parse("10.0.1.2:4312").value());
+  c.tcp_rails = 2;
+  c.stripe_min = 262144;
+  std::string text = EncodeCard(c);
+  EXPECT_NE(text.find("tcp 10.0.0.2:4312 10.0.1.2:4312 [::1]:4312 rails 2 stripe-min 262144"),
+            std::string::npos)
+      << text;
+  Result<Card> d = DecodeCard(text);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->tcp.size(), 3u);
+  EXPECT_EQ(d->tcp_rails, 2);
+  EXPECT_EQ(d->stripe_min, 262144u);
+  // One rail is not encoded: the card reads as before multi-rail.
+  EXPECT_EQ(DecodeCard(EncodeCard(SampleCard()))->tcp_rails, 1);
+
+  auto with = [&](const std::string& tail) { return text.substr(0, text.find(" rails")) + tail; };
+  for (const std::string& bad : {with(" rails 1 stripe-min 262144"), with(" rails 4 stripe-min 1"),
+                                 with(" rails 2 stripe-min 0"), with(" rails 2 stripe 262144"),
+                                 with(" rails x stripe-min 262144"), with(" rails 2")}) {
+    Result<Card> e = DecodeCard(bad);
+    EXPECT_EQ(e.status().code(), Code::kProtocolError) << bad;
+  }
+}
+
 TEST(CardTest, RejectsAnythingElse) {
   std::string good = EncodeCard(SampleCard());
   auto replace = [&](const std::string& from, const std::string& to) {

@@ -1,0 +1,66 @@
+#include "transport/tcp/rails.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "core/env.h"
+#include "net/ifname_spec.h"
+
+namespace weft::transport::tcp {
+
+Result<int> RailsWantedFromEnv() {
+  std::string v = GetEnv("WEFT_SOCKET_NRAILS").value_or("");
+  if (v.empty() || v == "auto") return 0;
+  int n = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || p != v.data() + v.size() || n < 1 || n > kMaxRails)
+    return InvalidArgument(
+        fmt::format("WEFT_SOCKET_NRAILS must be 'auto' or 1..{}, got '{}'", kMaxRails, v));
+  return n;
+}
+
+Result<uint64_t> StripeMinFromEnv() {
+  WEFT_ASSIGN_OR_RETURN(
+      long long v, GetEnvInt("WEFT_TCP_STRIPE_MIN", static_cast<long long>(kDefaultStripeMin)));
+  if (v < 1)
+    return InvalidArgument(fmt::format("WEFT_TCP_STRIPE_MIN must be at least 1 byte, got {}", v));
+  return static_cast<uint64_t>(v);
+}
+
+int LocalRailCount(int wanted, const std::string& ifname_spec, size_t routable_addrs) {
+  int have = static_cast<int>(std::min<size_t>(routable_addrs, kMaxRails));
+  if (have < 1) return 1;
+  if (wanted > 0) return std::min(wanted, have);
+  if (ifname_spec.empty()) return 1;
+  Result<net::IfnameSpec> spec = net::ParseIfnameSpec(ifname_spec);
+  // An invalid spec already failed interface selection; exclusion lists keep one rail.
+  if (!spec.ok() || spec->exclude) return 1;
+  return have;
+}
+
+int PlanStripes(uint64_t bytes, int rails, uint64_t stripe_min, Stripe* out) {
+  if (rails <= 1 || bytes < stripe_min) {
+    out[0] = Stripe{0, bytes};
+    return 1;
+  }
+  uint64_t r = static_cast<uint64_t>(rails);
+  uint64_t each = (bytes + r - 1) / r;
+  each = (each + kStripeAlign - 1) / kStripeAlign * kStripeAlign;
+  int n = 0;
+  for (uint64_t off = 0; off < bytes && n < rails; off += each)
+    out[n++] = Stripe{off, std::min(each, bytes - off)};
+  if (n == 0) out[n++] = Stripe{0, 0};
+  return n;
+}
+
+std::vector<net::SockAddr> RailAddresses(const std::vector<net::SockAddr>& addrs, int rail) {
+  std::vector<net::SockAddr> out;
+  if (rail >= 0 && static_cast<size_t>(rail) < addrs.size()) out.push_back(addrs[rail]);
+  for (size_t i = 0; i < addrs.size(); ++i)
+    if (static_cast<int>(i) != rail) out.push_back(addrs[i]);
+  return out;
+}
+
+}  // namespace weft::transport::tcp
