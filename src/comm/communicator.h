@@ -46,6 +46,7 @@ class Communicator {
   // and the store server on the rank that hosts it).
   struct Bootstrap {
     std::shared_ptr<void> keepalive;
+    net::AuthKey key;  // authenticates the tcp data connections (and those of splits)
   };
 
   // Collective: connects the mesh through `allgather`, then runs a barrier so that when

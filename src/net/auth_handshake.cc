@@ -112,6 +112,7 @@ Result<AuthHello> DecodeHello(std::string_view body) {
   AuthHello h;
   auto role = static_cast<uint8_t>(body[0]);
   if (role != 1 && role != 2) return ProtocolError(fmt::format("unknown role {}", role));
+  if (body[1] != 0 || body[2] != 0 || body[3] != 0) return ProtocolError("hello padding not zero");
   h.role = static_cast<AuthRole>(role);
   uint32_t rank = 0;
   for (int i = 0; i < 4; ++i) rank |= uint32_t(static_cast<uint8_t>(body[4 + i])) << (8 * i);
