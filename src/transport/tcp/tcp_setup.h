@@ -1,6 +1,7 @@
-// Setting up the TCP connections of a mesh. Each rank listens on one port (wildcard
-// address, so every selected interface reaches it) before the cards are exchanged, so
-// that by the time a peer knows the address the listener is already up. Then rank i
+// Setting up the TCP connections of a mesh. Each rank listens on one port, on each
+// address it advertises (the selected interfaces and loopback, never the wildcard
+// address), before the cards are exchanged, so that by the time a peer knows the address
+// the listener is already up. Then rank i
 // connects to every tcp peer j < i and accepts from every tcp peer j > i.
 //
 // Handshake (on every new connection, before any data): first authentication
