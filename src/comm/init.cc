@@ -17,6 +17,7 @@
 #include "core/env.h"
 #include "core/log.h"
 #include "net/socket.h"
+#include "transport/tcp/tcp_setup.h"
 
 namespace weft::comm {
 namespace {
@@ -70,6 +71,27 @@ Result<std::unique_ptr<Communicator>> Rendezvous(std::unique_ptr<BootstrapState>
   auto gather = StoreAllGather(state->client.get(), prefix, rank, size, deadline);
   Communicator::Bootstrap keep{std::shared_ptr<void>(std::move(state)), key};
   return Communicator::Create(rank, size, comm_id, gather, std::move(keep));
+}
+
+// Serves the store where the ranks connect: the store address itself, so interfaces
+// nobody uses for this job accept nothing. Two cases keep the wildcard address of the
+// family, as multi-host jobs need: a host name that resolves to loopback here (Debian
+// maps the host's own name to 127.0.1.1 while other hosts resolve it to a real address),
+// and an address this host cannot bind (behind NAT).
+Result<std::unique_ptr<bootstrap::StoreServer>> StartEnvStore(const bootstrap::LaunchInfo& info,
+                                                             const net::SockAddr& store_addr,
+                                                             const net::AuthKey& key) {
+  bool literal =
+      net::SockAddr::FromHostPort(info.store_host, info.store_port, net::Resolve::kNumericOnly).ok();
+  if (literal || !transport::tcp::IsLoopback(store_addr)) {
+    auto server = bootstrap::StoreServer::Start(store_addr, key);
+    if (server.ok()) return server;
+    WEFT_INFO("store: cannot listen on {} ({}); listening on every address instead",
+              store_addr.ToString(), server.status().message());
+  }
+  std::string any = store_addr.family() == AF_INET6 ? "::" : "0.0.0.0";
+  WEFT_ASSIGN_OR_RETURN(net::SockAddr bind_addr, net::SockAddr::FromHostPort(any, info.store_port));
+  return bootstrap::StoreServer::Start(bind_addr, key);
 }
 
 }  // namespace
@@ -128,12 +150,7 @@ Result<std::unique_ptr<Communicator>> InitFromEnv() {
                         net::SockAddr::FromHostPort(info.store_host, info.store_port));
   const net::AuthKey key = bootstrap::KeyForLaunch(info);
   if (info.host_store && gen == 0) {
-    // Listen on every address of the store's family, so both the name other ranks use
-    // and loopback reach it.
-    std::string any = store_addr.family() == AF_INET6 ? "::" : "0.0.0.0";
-    WEFT_ASSIGN_OR_RETURN(net::SockAddr bind_addr,
-                          net::SockAddr::FromHostPort(any, info.store_port));
-    auto server = bootstrap::StoreServer::Start(bind_addr, key);
+    auto server = StartEnvStore(info, store_addr, key);
     if (!server.ok()) {
       return server.status().WithContext(fmt::format(
           "rank 0 ({}) could not serve the rendezvous store on port {}", info.launcher,
