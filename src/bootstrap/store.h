@@ -11,6 +11,11 @@
 // (details in store_protocol.h)
 // The server validates every length against the frame and a maximum (kMaxFrame);
 // anything malformed closes that connection and leaves the store serving the others.
+//
+// Before any request, each connection runs the authentication handshake (net/auth.h,
+// role "store"): a client that does not prove it holds the job's key within
+// net::kAuthHandshakeSeconds is logged (WARN, with its address and the reason) and
+// closed; the server handles it inside its poll loop, so a silent client blocks nobody.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +25,7 @@
 
 #include "core/deadline.h"
 #include "core/status.h"
+#include "net/auth.h"
 #include "net/socket.h"
 
 namespace weft::bootstrap {
@@ -28,8 +34,10 @@ inline constexpr size_t kMaxFrame = 64u << 20;
 
 class StoreServer {
  public:
-  // Starts serving on `addr` (port 0: any free port) in a background thread.
-  static Result<std::unique_ptr<StoreServer>> Start(const net::SockAddr& addr);
+  // Starts serving on `addr` (port 0: any free port) in a background thread, to clients
+  // that hold `key`.
+  static Result<std::unique_ptr<StoreServer>> Start(const net::SockAddr& addr,
+                                                    const net::AuthKey& key);
   ~StoreServer();  // stops the thread and closes every connection
   // The address clients should connect to (the bound port filled in). When started on a
   // wildcard address (0.0.0.0 / ::), publish a real interface address with this port.
@@ -54,8 +62,11 @@ struct StoreRequest;
 // mistaken for the answer to a later request.
 class StoreClient {
  public:
-  // Connects (retrying until `deadline`: the server may not be up yet).
+  // Connects (retrying until `deadline`: the server may not be up yet) and
+  // authenticates with `key` (so does every reconnection). A server that does not hold
+  // the key, or rejects ours, is a ProtocolError naming the store's address.
   static Result<std::unique_ptr<StoreClient>> Connect(const net::SockAddr& addr,
+                                                      const net::AuthKey& key,
                                                       const Deadline& deadline);
   ~StoreClient();
 
@@ -71,12 +82,16 @@ class StoreClient {
   const net::SockAddr& address() const { return addr_; }
 
  private:
-  StoreClient(net::Fd fd, const net::SockAddr& addr);
+  StoreClient(net::Fd fd, const net::SockAddr& addr, const net::AuthKey& key);
+  // A new authenticated connection to addr_.
+  static Result<net::Fd> Open(const net::SockAddr& addr, const net::AuthKey& key,
+                              const Deadline& deadline);
   // Sends `req`, returns the OK payload. `what` prefixes every error.
   Result<std::string> Call(const StoreRequest& req, const Deadline& deadline,
                            const std::string& what);
   net::Fd fd_;
   net::SockAddr addr_;
+  net::AuthKey key_;
 };
 
 }  // namespace weft::bootstrap

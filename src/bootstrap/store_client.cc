@@ -8,15 +8,24 @@
 
 namespace weft::bootstrap {
 
-Result<std::unique_ptr<StoreClient>> StoreClient::Connect(const net::SockAddr& addr,
-                                                          const Deadline& deadline) {
-  auto fd = net::Connect(addr, deadline);
-  if (!fd.ok()) return fd.status().WithContext("store client");
-  return std::unique_ptr<StoreClient>(new StoreClient(std::move(fd.value()), addr));
+Result<net::Fd> StoreClient::Open(const net::SockAddr& addr, const net::AuthKey& key,
+                                  const Deadline& deadline) {
+  WEFT_ASSIGN_OR_RETURN(net::Fd fd, net::Connect(addr, deadline));
+  WEFT_RETURN_IF_ERROR(net::Authenticate(fd.get(), key, net::AuthRole::kStore, -1, 0,
+                                         "store " + addr.ToString(), deadline));
+  return fd;
 }
 
-StoreClient::StoreClient(net::Fd fd, const net::SockAddr& addr)
-    : fd_(std::move(fd)), addr_(addr) {}
+Result<std::unique_ptr<StoreClient>> StoreClient::Connect(const net::SockAddr& addr,
+                                                          const net::AuthKey& key,
+                                                          const Deadline& deadline) {
+  auto fd = Open(addr, key, deadline);
+  if (!fd.ok()) return fd.status().WithContext("store client");
+  return std::unique_ptr<StoreClient>(new StoreClient(std::move(fd.value()), addr, key));
+}
+
+StoreClient::StoreClient(net::Fd fd, const net::SockAddr& addr, const net::AuthKey& key)
+    : fd_(std::move(fd)), addr_(addr), key_(key) {}
 
 StoreClient::~StoreClient() = default;
 
@@ -41,7 +50,7 @@ Result<std::string> StoreClient::Call(const StoreRequest& req, const Deadline& d
     return s.WithContext(what);
   };
   if (!fd_.valid()) {
-    auto fd = net::Connect(addr_, deadline);
+    auto fd = Open(addr_, key_, deadline);
     if (!fd.ok()) return fd.status().WithContext(what);
     fd_ = std::move(fd.value());
   }

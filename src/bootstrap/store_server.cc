@@ -3,6 +3,9 @@
 // has an input buffer (parsed by store_protocol) and an output buffer (flushed when
 // writable). Requests from one connection are handled in order: a Get for an absent key
 // parks the connection until a Set or Add answers it, so no thread ever blocks.
+// A new connection first runs the authentication handshake (net::AuthServer, fed from
+// the same input buffer); until it is done nothing it sends is parsed as a request, and
+// one that has not finished by its deadline is closed.
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -13,6 +16,8 @@
 #include <map>
 #include <thread>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "bootstrap/store.h"
 #include "bootstrap/store_protocol.h"
@@ -26,8 +31,13 @@ namespace {
 constexpr size_t kReadChunk = 256 << 10;
 
 struct Conn {
+  Conn(const net::AuthKey& key)
+      : auth(key, net::AuthRole::kStore, 0),
+        auth_deadline(Deadline::AfterSeconds(net::kAuthHandshakeSeconds)) {}
   net::Fd fd;
   std::string peer;
+  net::AuthServer auth;
+  Deadline auth_deadline;  // only while !auth.done()
   std::string in;
   size_t in_pos = 0;  // bytes of `in` already parsed
   std::string out;
@@ -42,6 +52,7 @@ struct StoreServer::Impl {
   net::Fd listener;
   net::Fd wake;  // eventfd: the destructor writes it to stop the thread
   net::SockAddr addr;
+  net::AuthKey key;
   std::thread thread;
 
   // Owned by the server thread once it runs.
@@ -54,12 +65,26 @@ struct StoreServer::Impl {
   void AcceptAll();
   void ReadSome(Conn& c);
   void Process(uint64_t id, std::vector<uint64_t>* ready);
+  // Runs the handshake on what `c` sent; false while it is not authenticated yet.
+  bool Authenticate(Conn& c);
+  // Closes connections whose handshake is past its deadline; returns the poll timeout
+  // (ms) until the next such deadline, or -1 when none is pending.
+  int ExpireHandshakes();
+  void EraseDead();
   void Flush(Conn& c);
   void Drop(Conn& c, const std::string& why, bool warn);
 };
 
 void StoreServer::Impl::Drop(Conn& c, const std::string& why, bool warn) {
   if (c.dead) return;
+  if (!c.auth.done() && !warn) {
+    // A client that goes away mid-handshake is a stray or a client with another key
+    // (it closes when our challenge does not prove its key): worth a warning.
+    c.dead = true;
+    WEFT_WARN("store {}: connection from {} ended before authenticating ({}; {} bytes received)",
+              addr.ToString(), c.peer, why, c.in.size());
+    return;
+  }
   if (warn) {
     WEFT_WARN("store {}: closing connection from {}: {}", addr.ToString(), c.peer, why);
   } else {
@@ -81,7 +106,7 @@ void StoreServer::Impl::AcceptAll() {
       accept_paused_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
       return;
     }
-    Conn c;
+    Conn c(key);
     c.fd.reset(fd);
     (void)net::SetNoDelay(fd);  // best effort: latency only
     c.peer = net::PeerName(fd);
@@ -104,8 +129,40 @@ void StoreServer::Impl::ReadSome(Conn& c) {
     return Drop(c, ErrnoStatus("recv", err).message(), false);
 }
 
+bool StoreServer::Impl::Authenticate(Conn& c) {
+  if (c.auth.done()) return true;
+  auto used = c.auth.Feed(std::string_view(c.in).substr(c.in_pos), &c.out);
+  if (used.ok()) c.in_pos += used.value();
+  Flush(c);  // the challenge, or the verdict (also a rejecting one, best effort)
+  if (!used.ok()) {
+    Drop(c, "rejected an unauthenticated connection: " + used.status().message(), true);
+    return false;
+  }
+  if (c.auth.done()) WEFT_TRACE("store {}: {} authenticated", addr.ToString(), c.peer);
+  return c.auth.done();
+}
+
+int StoreServer::Impl::ExpireHandshakes() {
+  int timeout_ms = -1;
+  for (auto& [id, c] : conns) {
+    if (c.dead || c.auth.done()) continue;
+    if (c.auth_deadline.expired()) {
+      Drop(c,
+           fmt::format("rejected an unauthenticated connection: no complete handshake within "
+                       "{} s ({} bytes received)",
+                       net::kAuthHandshakeSeconds, c.in.size()),
+           true);
+      continue;
+    }
+    int ms = c.auth_deadline.RemainingMs();
+    if (timeout_ms < 0 || ms < timeout_ms) timeout_ms = ms;
+  }
+  return timeout_ms;
+}
+
 void StoreServer::Impl::Process(uint64_t id, std::vector<uint64_t>* ready) {
   Conn& c = conns.at(id);
+  if (!Authenticate(c)) return;
   std::vector<StoreTable::Delivery> out;
   while (!c.parked && !c.dead) {
     auto parsed = ParseRequest(std::string_view(c.in).substr(c.in_pos), kMaxFrame);
@@ -156,6 +213,8 @@ void StoreServer::Impl::Run() {
   std::vector<pollfd> pfds;
   std::vector<uint64_t> ids;  // ids[i] is the connection of pfds[i + 2]
   for (;;) {
+    int timeout_ms = ExpireHandshakes();
+    EraseDead();
     pfds.clear();
     ids.clear();
     pfds.push_back({wake.get(), POLLIN, 0});
@@ -170,7 +229,8 @@ void StoreServer::Impl::Run() {
       pfds.push_back({c.fd.get(), ev, 0});
       ids.push_back(id);
     }
-    int rc = ::poll(pfds.data(), pfds.size(), accepting ? -1 : 100);
+    if (!accepting && (timeout_ms < 0 || timeout_ms > 100)) timeout_ms = 100;
+    int rc = ::poll(pfds.data(), pfds.size(), timeout_ms);
     if (rc < 0) {
       if (errno == EINTR) continue;
       WEFT_WARN("store {}: {}; server stopping", addr.ToString(),
@@ -203,19 +263,25 @@ void StoreServer::Impl::Run() {
       auto it = conns.find(id);
       if (it != conns.end() && !it->second.dead) Process(id, &ready);
     }
-    for (auto it = conns.begin(); it != conns.end();) {
-      if (it->second.dead) {
-        table.Forget(it->first);
-        it = conns.erase(it);
-      } else {
-        ++it;
-      }
+    EraseDead();
+  }
+}
+
+void StoreServer::Impl::EraseDead() {
+  for (auto it = conns.begin(); it != conns.end();) {
+    if (it->second.dead) {
+      table.Forget(it->first);
+      it = conns.erase(it);
+    } else {
+      ++it;
     }
   }
 }
 
-Result<std::unique_ptr<StoreServer>> StoreServer::Start(const net::SockAddr& addr) {
+Result<std::unique_ptr<StoreServer>> StoreServer::Start(const net::SockAddr& addr,
+                                                        const net::AuthKey& key) {
   auto impl = std::make_unique<Impl>();
+  impl->key = key;
   WEFT_ASSIGN_OR_RETURN(impl->listener, net::Listen(addr));
   WEFT_ASSIGN_OR_RETURN(impl->addr, net::LocalAddress(impl->listener.get()));
   impl->wake.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));

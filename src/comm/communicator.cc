@@ -64,6 +64,7 @@ Result<std::unique_ptr<Communicator>> Communicator::Create(int rank, int size, u
   options.rank = rank;
   options.size = size;
   options.comm_id = comm_id;
+  options.key = comm->bootstrap_.key;
   options.mode = mode;
   options.deadline = Deadline::AfterSeconds(timeout_s);
   WEFT_ASSIGN_OR_RETURN(comm->mesh_, transport::Mesh::Connect(options, allgather));
@@ -632,7 +633,8 @@ Result<std::unique_ptr<Communicator>> Communicator::Split(int color, int key) {
   h ^= static_cast<uint64_t>(color) * 0xff51afd7ed558ccdull;
   h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
   h ^= h >> 29;
-  // The child shares this communicator's store connection (weftCommShrink uses it).
+  // The child shares this communicator's store connection (weftCommShrink uses it) and
+  // its job key (its tcp connections authenticate with it).
   return Create(new_rank, static_cast<int>(members.size()), h, gather, bootstrap_);
 }
 

@@ -52,6 +52,7 @@ class Communicator {
     // none) and the lock that serialises its use: StoreClient is one thread at a time.
     bootstrap::StoreClient* store = nullptr;
     std::shared_ptr<std::mutex> store_mu;
+    net::AuthKey key;  // authenticates the tcp data connections (and those of splits)
   };
 
   // Collective: connects the mesh through `allgather`, then runs a barrier so that when

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "bootstrap/job_key.h"
 #include "bootstrap/launcher_env.h"
 #include "bootstrap/rendezvous.h"
 #include "bootstrap/store.h"
@@ -16,6 +17,7 @@
 #include "core/env.h"
 #include "core/log.h"
 #include "net/socket.h"
+#include "transport/tcp/tcp_setup.h"
 
 namespace weft::comm {
 namespace {
@@ -68,13 +70,36 @@ transport::AllGatherFn StoreAllGather(const Communicator::Bootstrap& bootstrap,
 }
 
 Result<std::unique_ptr<Communicator>> Rendezvous(std::unique_ptr<BootstrapState> state,
+                                                 const net::AuthKey& key,
                                                  const std::string& prefix, uint64_t comm_id,
                                                  int rank, int size, Deadline deadline) {
   Communicator::Bootstrap keep;
   keep.store = state->client.get();
   keep.store_mu = std::make_shared<std::mutex>();
+  keep.key = key;
   keep.keepalive = std::shared_ptr<void>(std::move(state));
   return CreateThroughStore(std::move(keep), prefix, comm_id, rank, size, deadline);
+}
+
+// Serves the store where the ranks connect: the store address itself, so interfaces
+// nobody uses for this job accept nothing. Two cases keep the wildcard address of the
+// family, as multi-host jobs need: a host name that resolves to loopback here (Debian
+// maps the host's own name to 127.0.1.1 while other hosts resolve it to a real address),
+// and an address this host cannot bind (behind NAT).
+Result<std::unique_ptr<bootstrap::StoreServer>> StartEnvStore(const bootstrap::LaunchInfo& info,
+                                                             const net::SockAddr& store_addr,
+                                                             const net::AuthKey& key) {
+  bool literal =
+      net::SockAddr::FromHostPort(info.store_host, info.store_port, net::Resolve::kNumericOnly).ok();
+  if (literal || !transport::tcp::IsLoopback(store_addr)) {
+    auto server = bootstrap::StoreServer::Start(store_addr, key);
+    if (server.ok()) return server;
+    WEFT_INFO("store: cannot listen on {} ({}); listening on every address instead",
+              store_addr.ToString(), server.status().message());
+  }
+  std::string any = store_addr.family() == AF_INET6 ? "::" : "0.0.0.0";
+  WEFT_ASSIGN_OR_RETURN(net::SockAddr bind_addr, net::SockAddr::FromHostPort(any, info.store_port));
+  return bootstrap::StoreServer::Start(bind_addr, key);
 }
 
 }  // namespace
@@ -94,9 +119,13 @@ Status NewUniqueId(weftUniqueId* id) {
   // interface weft would use for traffic (WEFT_SOCKET_IFNAME), so other hosts reach it.
   WEFT_ASSIGN_OR_RETURN(std::vector<net::Interface> ifaces, net::SelectInterfaces());
   if (ifaces.empty()) return InvalidArgument("no network interface for the rendezvous store");
+  // The id carries a fresh secret too: only holders of the id can use its store and
+  // connect to its ranks.
+  WEFT_ASSIGN_OR_RETURN(std::string secret, bootstrap::NewSecret(kUniqueIdSecretHex / 2));
   WEFT_ASSIGN_OR_RETURN(std::unique_ptr<bootstrap::StoreServer> server,
-                        bootstrap::StoreServer::Start(ifaces.front().addr));
-  std::string text = FormatUniqueId(server->address(), RandomId());
+                        bootstrap::StoreServer::Start(ifaces.front().addr,
+                                                      bootstrap::KeyFromEnvOrSecret(secret)));
+  std::string text = FormatUniqueId(server->address(), RandomId(), secret);
   if (text.size() >= sizeof(id->internal)) return Internal("unique id does not fit");
   std::memset(id->internal, 0, sizeof(id->internal));
   std::memcpy(id->internal, text.data(), text.size());
@@ -117,8 +146,10 @@ Result<std::unique_ptr<Communicator>> InitRank(int nranks, const weftUniqueId& i
   WEFT_ASSIGN_OR_RETURN(double timeout, TimeoutSeconds());
   Deadline deadline = Deadline::AfterSeconds(timeout);
   auto state = std::make_unique<BootstrapState>();
-  WEFT_ASSIGN_OR_RETURN(state->client, bootstrap::StoreClient::Connect(fields.store, deadline));
-  return Rendezvous(std::move(state), fmt::format("weft/{:016x}/cards", nonce), nonce, rank,
+  net::AuthKey key = bootstrap::KeyFromEnvOrSecret(fields.secret);
+  WEFT_ASSIGN_OR_RETURN(state->client,
+                        bootstrap::StoreClient::Connect(fields.store, key, deadline));
+  return Rendezvous(std::move(state), key, fmt::format("weft/{:016x}/cards", nonce), nonce, rank,
                     nranks, deadline);
 }
 
@@ -135,13 +166,9 @@ Result<std::unique_ptr<Communicator>> InitFromEnv() {
   auto state = std::make_unique<BootstrapState>();
   WEFT_ASSIGN_OR_RETURN(net::SockAddr store_addr,
                         net::SockAddr::FromHostPort(info.store_host, info.store_port));
+  const net::AuthKey key = bootstrap::KeyForLaunch(info);
   if (info.host_store && gen == 0) {
-    // Listen on every address of the store's family, so both the name other ranks use
-    // and loopback reach it.
-    std::string any = store_addr.family() == AF_INET6 ? "::" : "0.0.0.0";
-    WEFT_ASSIGN_OR_RETURN(net::SockAddr bind_addr,
-                          net::SockAddr::FromHostPort(any, info.store_port));
-    auto server = bootstrap::StoreServer::Start(bind_addr);
+    auto server = StartEnvStore(info, store_addr, key);
     if (!server.ok()) {
       return server.status().WithContext(fmt::format(
           "rank 0 ({}) could not serve the rendezvous store on port {}", info.launcher,
@@ -149,7 +176,8 @@ Result<std::unique_ptr<Communicator>> InitFromEnv() {
     }
     state->server = std::move(server).value();
   }
-  WEFT_ASSIGN_OR_RETURN(state->client, bootstrap::StoreClient::Connect(store_addr, deadline));
+  WEFT_ASSIGN_OR_RETURN(state->client,
+                        bootstrap::StoreClient::Connect(store_addr, key, deadline));
 
   // Rank 0 picks the communicator id; everyone else reads it.
   std::string prefix = fmt::format("weft/env{}", gen);
@@ -169,7 +197,7 @@ Result<std::unique_ptr<Communicator>> InitFromEnv() {
   }
   WEFT_INFO("init from {} environment: rank {} of {}, store {}:{}", info.launcher, info.rank,
             info.world_size, info.store_host, info.store_port);
-  return Rendezvous(std::move(state), prefix + "/cards", comm_id, info.rank, info.world_size,
+  return Rendezvous(std::move(state), key, prefix + "/cards", comm_id, info.rank, info.world_size,
                     deadline);
 }
 

@@ -4,11 +4,17 @@
 
 namespace weft::comm {
 namespace {
-constexpr std::string_view kIdTag = "weft-id-1";
+constexpr std::string_view kIdTag = "weft-id-2";
+
+bool IsLowerHex(std::string_view s) {
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
 }  // namespace
 
-std::string FormatUniqueId(const net::SockAddr& store, uint64_t nonce) {
-  return fmt::format("{} {} {:016x}", kIdTag, store.ToString(), nonce);
+std::string FormatUniqueId(const net::SockAddr& store, uint64_t nonce, const std::string& secret) {
+  return fmt::format("{} {} {:016x} {}", kIdTag, store.ToString(), nonce, secret);
 }
 
 Result<uint64_t> ParseHex64(std::string_view text) {
@@ -37,9 +43,14 @@ Result<UniqueIdFields> ParseUniqueId(std::string_view text) {
   auto store = net::SockAddr::Parse(addr, net::Resolve::kNumericOnly);
   if (!store.ok()) return bad(store.status().message());
   if (store->port() == 0) return bad("store address without a port");
-  auto nonce = ParseHex64(text.substr(s2 + 1));
+  size_t s3 = text.find(' ', s2 + 1);
+  if (s3 == std::string_view::npos) return bad("no secret");
+  auto nonce = ParseHex64(text.substr(s2 + 1, s3 - s2 - 1));
   if (!nonce.ok()) return bad(nonce.status().message());
-  return UniqueIdFields{store.value(), nonce.value()};
+  std::string_view secret = text.substr(s3 + 1);
+  if (secret.size() != kUniqueIdSecretHex || !IsLowerHex(secret))
+    return bad(fmt::format("the secret is not {} lower-case hex digits", kUniqueIdSecretHex));
+  return UniqueIdFields{store.value(), nonce.value(), std::string(secret)};
 }
 
 }  // namespace weft::comm

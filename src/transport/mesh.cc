@@ -226,7 +226,7 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
 
   if (!connect_to.empty() || !accept_from.empty()) {
     WEFT_ASSIGN_OR_RETURN(std::vector<tcp::TcpConnection> conns,
-                          tcp::ConnectPeers(o.rank, o.size, o.comm_id, listener.fd.get(),
+                          tcp::ConnectPeers(o.rank, o.size, o.comm_id, o.key, listener.raw_fds(),
                                             connect_to, accept_from, o.deadline));
     std::vector<std::vector<tcp::TcpConnection>> by_peer(o.size);
     for (tcp::TcpConnection& c : conns) {

@@ -12,6 +12,7 @@
 
 #include "core/deadline.h"
 #include "core/status.h"
+#include "net/auth.h"
 #include "transport/link.h"
 
 namespace weft::transport {
@@ -28,6 +29,7 @@ struct MeshOptions {
   int rank = 0;
   int size = 1;
   uint64_t comm_id = 0;   // unique per communicator; the same on every rank
+  net::AuthKey key;       // the job's key: tcp connections authenticate with it
   TransportMode mode = TransportMode::kAuto;
   Deadline deadline = Deadline::Never();  // for the whole connection phase
 };

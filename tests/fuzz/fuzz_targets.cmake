@@ -60,6 +60,7 @@ weft_fuzz_target(ifname_spec LAYERS net core)
 weft_fuzz_target(launch_env LAYERS bootstrap net core)
 weft_fuzz_target(unique_id LAYERS comm gpu exec sched transport bootstrap net core SOURCES dns_guard.cc)
 weft_fuzz_target(algo_spec LAYERS sched core)
+weft_fuzz_target(auth_frame LAYERS net core)
 
 # Regenerates the seed-* files of corpus/ from the real serialisers (not a test).
 add_executable(weft_fuzz_seeds ${WEFT_FUZZ_DIR}/seed_gen.cc)

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "bootstrap/store_protocol.h"
+#include "net/auth.h"
 #include "net/socket.h"
 #include "transport/card.h"
 #include "transport/wire.h"
@@ -159,6 +160,27 @@ void WireSeeds() {
   Write("wire_header", "short", bytes(h).substr(0, 10));
 }
 
+// A real run of the handshake: the client's frames (what a server parses; mode byte 0
+// or 1) and the server's (what a client parses; mode byte 2 or 3).
+void AuthSeeds() {
+  using namespace weft::net;
+  AuthKey key = DeriveAuthKey("fuzz", "the job's secret");
+  for (AuthRole role : {AuthRole::kStore, AuthRole::kData}) {
+    const std::string r = AuthRoleName(role);
+    const char side = role == AuthRole::kData ? 1 : 0;
+    AuthClient client(key, role, 3, 7);
+    AuthServer server(key, role, 7);
+    std::string hello = client.Hello().value(), challenge, verdict;
+    (void)server.Feed(hello, &challenge);
+    std::string proof = client.Answer(ParseAuthFrame(challenge).value()).value();
+    (void)server.Feed(proof, &verdict);
+    Write("auth_frame", r + "-hello", std::string(1, side) + hello);
+    Write("auth_frame", r + "-hello-proof", std::string(1, side) + hello + proof);
+    Write("auth_frame", r + "-challenge", std::string(1, side | 2) + challenge);
+    Write("auth_frame", r + "-verdict", std::string(1, side | 2) + verdict);
+  }
+}
+
 void TextSeeds() {
   Write("slurm_hostlist", "ranges", "node[01-04,07],gpu5");
   Write("slurm_hostlist", "inner", "a-[1-3]b");
@@ -223,5 +245,6 @@ int main(int argc, char** argv) {
   CardSeeds();
   WireSeeds();
   TextSeeds();
+  AuthSeeds();
   return 0;
 }

@@ -1,8 +1,9 @@
 // The store client's reply handling (StoreClient::Call and the Add/Check payload checks
 // in bootstrap/store_client.cc). That code reads from a socket and is not callable on
 // bytes, so this target plays a store server over loopback: for each input it accepts
-// a fresh client connection, writes the input as the whole reply stream, closes its
-// side, and lets the client run one call. First input byte: which call (Get, Set, Add,
+// a fresh client connection, answers its authentication handshake (a thread plays the
+// server side, so the input is only ever the store protocol), writes the input as the
+// whole reply stream, closes its side, and lets the client run one call. First input byte: which call (Get, Set, Add,
 // Check); the rest: the reply bytes.
 // Properties: the call returns (never hangs: the server side is closed, so every read
 // ends); success only for a well-formed kOk frame, whose payload is what Get returns,
@@ -11,9 +12,11 @@
 #include <sys/socket.h>
 
 #include <memory>
+#include <thread>
 #include <string>
 #include <string_view>
 
+#include "bootstrap/job_key.h"
 #include "bootstrap/store.h"
 #include "bootstrap/store_protocol.h"
 #include "fuzz_util.h"
@@ -46,6 +49,24 @@ Loopback& Server() {
   return *lb;
 }
 
+const net::AuthKey& Key() {
+  static const net::AuthKey key = KeyFromSecret("store client fuzz");
+  return key;
+}
+
+// The server side of the handshake on `fd`, with blocking reads of the two client frames.
+void ServeHandshake(int fd, const Deadline& deadline) {
+  net::AuthServer server(Key(), net::AuthRole::kStore, 0);
+  for (size_t frame : {size_t{56}, size_t{40}}) {  // hello, proof
+    std::string in(frame, '\0'), out;
+    WEFT_FUZZ_CHECK(net::ReadFull(fd, in.data(), in.size(), deadline).ok());
+    auto used = server.Feed(in, &out);
+    WEFT_FUZZ_CHECK(used.ok() && used.value() == frame);
+    WEFT_FUZZ_CHECK(net::WriteFull(fd, out.data(), out.size(), deadline).ok());
+  }
+  WEFT_FUZZ_CHECK(server.done());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -57,12 +78,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   Loopback& lb = Server();
   const Deadline deadline = Deadline::AfterSeconds(5);
-  auto client = StoreClient::Connect(lb.addr, deadline);
+  net::Fd served;
+  std::thread server([&] {
+    auto fd = net::Accept(lb.listener.get(), deadline);
+    WEFT_FUZZ_CHECK(fd.ok());
+    served = std::move(fd).value();
+    ServeHandshake(served.get(), deadline);
+  });
+  auto client = StoreClient::Connect(lb.addr, Key(), deadline);
+  server.join();
   WEFT_FUZZ_CHECK(client.ok());
-  auto served = net::Accept(lb.listener.get(), deadline);
-  WEFT_FUZZ_CHECK(served.ok());
-  if (!net::WriteFull(served->get(), reply.data(), reply.size(), deadline).ok()) return 0;
-  ::shutdown(served->get(), SHUT_WR);  // end of the reply stream: no read can wait
+  if (!net::WriteFull(served.get(), reply.data(), reply.size(), deadline).ok()) return 0;
+  ::shutdown(served.get(), SHUT_WR);  // end of the reply stream: no read can wait
 
   // What a correct client must conclude from these bytes.
   const bool framed = reply.size() >= 5 && GetU32(reply.data()) >= 1 &&

@@ -1,6 +1,7 @@
 // The unique id text (comm/unique_id.h): ids cross process boundaries through the user's
 // own channel. Properties: never crashes; never resolves names (parsing is numeric only);
-// an id it accepts formats back to the same fields.
+// an id it accepts has a secret of kUniqueIdSecretHex lower-case hex digits, formats back
+// to the same fields, and fits in a weftUniqueId with its NUL.
 #include <string>
 
 #include "comm/unique_id.h"
@@ -13,8 +14,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     WEFT_FUZZ_CHECK(id.status().code() == weft::Code::kInvalidArgument);
     return 0;
   }
-  auto again = weft::comm::ParseUniqueId(weft::comm::FormatUniqueId(id->store, id->nonce));
-  WEFT_FUZZ_CHECK(again.ok() && again->nonce == id->nonce &&
+  WEFT_FUZZ_CHECK(id->secret.size() == weft::comm::kUniqueIdSecretHex);
+  std::string formatted = weft::comm::FormatUniqueId(id->store, id->nonce, id->secret);
+  WEFT_FUZZ_CHECK(formatted.size() < 128);
+  auto again = weft::comm::ParseUniqueId(formatted);
+  WEFT_FUZZ_CHECK(again.ok() && again->nonce == id->nonce && again->secret == id->secret &&
                   again->store.ToString() == id->store.ToString());
   return 0;
 }

@@ -59,6 +59,19 @@ case "$CASE" in
     timeout 10 "$WEFTRUN" -n 1 /nonexistent/prog 2>/dev/null; rc=$?
     [ $rc -eq 127 ] || fail "missing program: exit $rc, expected 127"
     ;;
+  secret)
+    # Every rank gets the same fresh 64-hex-digit WEFT_SECRET; a new run gets another one;
+    # the user's own (environment or -x) is passed through instead.
+    out=$(timeout 30 "$WEFTRUN" -n 2 --no-prefix sh -c 'echo "$WEFT_SECRET"') || fail "exit code $?"
+    [ "$(sort -u <<<"$out" | wc -l)" -eq 1 ] || fail "ranks got different secrets: $out"
+    grep -Eq '^[0-9a-f]{64}$' <<<"$out" || fail "not 32 random bytes in hex: $out"
+    again=$(timeout 30 "$WEFTRUN" -n 1 --no-prefix sh -c 'echo "$WEFT_SECRET"') || fail "exit code $?"
+    [ "$again" != "$(head -1 <<<"$out")" ] || fail "two runs got the same secret"
+    mine=$(WEFT_SECRET=from-env timeout 30 "$WEFTRUN" -n 1 --no-prefix sh -c 'echo "$WEFT_SECRET"')
+    [ "$mine" = from-env ] || fail "WEFT_SECRET from the environment not kept: $mine"
+    mine=$(timeout 30 "$WEFTRUN" -n 1 --no-prefix -x WEFT_SECRET=from-x sh -c 'echo "$WEFT_SECRET"')
+    [ "$mine" = from-x ] || fail "-x WEFT_SECRET not kept: $mine"
+    ;;
   failfast)
     # Rank 1 exits 3 after a moment; ranks 0 and 2 would sleep for a minute.
     t0=$(now_ms)

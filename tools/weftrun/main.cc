@@ -6,10 +6,17 @@
 // WEFT_RANK, WEFT_WORLD_SIZE, WEFT_LOCAL_RANK, WEFT_LOCAL_WORLD_SIZE and WEFT_STORE_ADDR
 // (see src/bootstrap/launcher_env.h). torchrun's variables (RANK, ...) are deliberately
 // not set, so launcher detection never has two candidates that disagree.
+//
+// It also gives every rank WEFT_SECRET, the job's secret: the user's (from weftrun's own
+// environment, or -x WEFT_SECRET=...) or else 32 fresh random bytes. The store it hosts
+// and every data connection authenticate with it (src/bootstrap/job_key.h), so a job
+// under weftrun is authenticated without configuration.
 #include <cstdio>
 #include <string>
 
+#include "bootstrap/job_key.h"
 #include "bootstrap/store.h"
+#include "core/env.h"
 #include "options.h"
 #include "rank_process.h"
 #include "supervisor.h"
@@ -18,7 +25,8 @@ namespace {
 
 std::vector<std::pair<std::string, std::string>> RankEnvironment(const weftrun::Options& o,
                                                                  int rank,
-                                                                 const std::string& store) {
+                                                                 const std::string& store,
+                                                                 const std::string& secret) {
   // -x entries come last and so win, even over weftrun's own variables: that is how a
   // test starts ranks with a wrong world size on purpose.
   std::vector<std::pair<std::string, std::string>> mine = {
@@ -27,6 +35,7 @@ std::vector<std::pair<std::string, std::string>> RankEnvironment(const weftrun::
       {"WEFT_LOCAL_RANK", std::to_string(rank)},
       {"WEFT_LOCAL_WORLD_SIZE", std::to_string(o.nranks)},
       {"WEFT_STORE_ADDR", store},
+      {"WEFT_SECRET", secret},
   };
   mine.insert(mine.end(), o.extra_env.begin(), o.extra_env.end());
   return mine;
@@ -58,7 +67,21 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "weftrun: --store-addr: %s\n", bind.status().ToString().c_str());
     return 2;
   }
-  auto store = weft::bootstrap::StoreServer::Start(*bind);
+  // The job's secret: -x WEFT_SECRET wins (it reaches the ranks last), then weftrun's own
+  // environment, else a fresh one.
+  std::string secret = weft::GetEnv("WEFT_SECRET").value_or("");
+  for (const auto& [name, value] : opts.extra_env)
+    if (name == "WEFT_SECRET") secret = value;
+  if (secret.empty()) {
+    auto fresh = weft::bootstrap::NewSecret(32);
+    if (!fresh.ok()) {
+      std::fprintf(stderr, "weftrun: %s\n", fresh.status().ToString().c_str());
+      return 1;
+    }
+    secret = fresh.value();
+  }
+  auto store =
+      weft::bootstrap::StoreServer::Start(*bind, weft::bootstrap::KeyFromSecret(secret));
   if (!store.ok()) {
     std::fprintf(stderr, "weftrun: cannot start the rendezvous store on %s: %s\n",
                  opts.store_addr.c_str(), store.status().ToString().c_str());
@@ -70,7 +93,7 @@ int main(int argc, char** argv) {
                                  signal_fd->get());
   for (int rank = 0; rank < opts.nranks; ++rank) {
     weftrun::SpawnSpec spec{*path, opts.command,
-                            weftrun::MergeEnvironment(RankEnvironment(opts, rank, store_addr))};
+                            weftrun::MergeEnvironment(RankEnvironment(opts, rank, store_addr, secret))};
     auto proc = weftrun::SpawnRank(spec);
     if (!proc.ok()) {
       std::fprintf(stderr, "weftrun: cannot start rank %d: %s\n", rank,

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cerrno>
 #include <chrono>
 #include <fstream>
@@ -91,8 +92,8 @@ std::string HandshakeProblem(const Handshake& h, uint64_t comm_id, int size,
   return "";
 }
 
-Result<TcpConnection> ConnectOne(int self, int size, uint64_t comm_id, const TcpPeer& peer,
-                                 const Deadline& deadline) {
+Result<TcpConnection> ConnectOne(int self, int size, uint64_t comm_id, const net::AuthKey& key,
+                                 const TcpPeer& peer, const Deadline& deadline) {
   if (peer.addrs.empty())
     return ProtocolError(
         fmt::format("rank {}: rank {} advertised no tcp address", self, peer.rank));
@@ -114,7 +115,10 @@ Result<TcpConnection> ConnectOne(int self, int size, uint64_t comm_id, const Tcp
       // The acceptor may still be busy connecting to its own lower ranks, so its answer
       // is waited for under the whole deadline.
       Handshake reply;
-      Status s = net::WriteFull(fd->get(), &mine, sizeof(mine), deadline);
+      Status s = net::Authenticate(fd->get(), key, net::AuthRole::kData, self, comm_id,
+                                   fmt::format("rank {} at {}", peer.rank, addr.ToString()),
+                                   deadline);
+      if (s.ok()) s = net::WriteFull(fd->get(), &mine, sizeof(mine), deadline);
       if (s.ok()) s = net::ReadFull(fd->get(), &reply, sizeof(reply), deadline);
       if (s.ok() && (reply.magic != kHandshakeMagic || reply.version != kHandshakeVersion ||
                      reply.comm_id != comm_id || reply.rank != peer.rank)) {
@@ -138,14 +142,19 @@ Result<TcpConnection> ConnectOne(int self, int size, uint64_t comm_id, const Tcp
 }
 
 struct Pending {
+  Pending(const net::AuthKey& key, uint64_t comm_id)
+      : auth(key, net::AuthRole::kData, comm_id),
+        auth_deadline(Deadline::AfterSeconds(net::kAuthHandshakeSeconds)) {}
   net::Fd fd;
   std::string addr;
-  Handshake hs;
-  size_t got = 0;
+  net::AuthServer auth;
+  Deadline auth_deadline;  // for the authentication and the data handshake
+  std::string in;          // received, not yet consumed
 };
 
 // Accepts every new connection queued on the listener.
-Status AcceptQueued(int self, int listen_fd, std::vector<Pending>* pending) {
+Status AcceptQueued(int self, int listen_fd, const net::AuthKey& key, uint64_t comm_id,
+                    std::vector<Pending>* pending) {
   while (true) {
     int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
@@ -153,58 +162,86 @@ Status AcceptQueued(int self, int listen_fd, std::vector<Pending>* pending) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Ok();
       return ErrnoStatus(fmt::format("rank {}: accept", self), errno);
     }
-    Pending p;
+    Pending p(key, comm_id);
     p.fd.reset(fd);
     p.addr = PeerAddress(fd);
     pending->push_back(std::move(p));
   }
 }
 
-// Reads more of a pending handshake. Returns false when the connection is finished with
-// (dropped, rejected or accepted into `out`).
+// Reads more of a pending connection: authentication first, then the data handshake.
+// Returns false when the connection is finished with (dropped, rejected or accepted
+// into `out`).
 bool AdvanceHandshake(int self, int size, uint64_t comm_id,
                       const std::vector<PeerRail>& accept_from, std::vector<bool>* connected,
                       Pending* p, std::vector<TcpConnection>* out) {
-  ssize_t r = ::recv(p->fd.get(), reinterpret_cast<uint8_t*>(&p->hs) + p->got,
-                     sizeof(Handshake) - p->got, MSG_DONTWAIT);
+  char buf[256];
+  ssize_t r = ::recv(p->fd.get(), buf, sizeof(buf), MSG_DONTWAIT);
   if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return true;
   if (r <= 0) {
-    WEFT_WARN("rank {}: a connection from {} closed before its handshake", self, p->addr);
+    WEFT_WARN("rank {}: a connection from {} closed before its handshake ({} bytes received)",
+              self, p->addr, p->in.size());
     return false;
   }
-  p->got += static_cast<size_t>(r);
-  if (p->got < sizeof(Handshake)) return true;
-  std::string problem = HandshakeProblem(p->hs, comm_id, size, accept_from, *connected);
-  if (!problem.empty()) {
-    WEFT_WARN("rank {}: rejected a connection from {}: {}", self, p->addr, problem);
+  p->in.append(buf, static_cast<size_t>(r));
+  auto reject = [&](const std::string& why) {
+    WEFT_WARN("rank {}: rejected a connection from {}: {}", self, p->addr, why);
     return false;
+  };
+  auto send = [&](const std::string& bytes) {
+    return net::WriteFull(p->fd.get(), bytes.data(), bytes.size(),
+                          Deadline::AfterSeconds(kHandshakeReplySeconds));
+  };
+  if (!p->auth.done()) {
+    std::string answer;
+    auto used = p->auth.Feed(p->in, &answer);
+    if (!answer.empty()) {
+      Status s = send(answer);
+      if (!s.ok() && used.ok()) return reject("answering its handshake failed: " + s.ToString());
+    }
+    if (!used.ok()) return reject("not authenticated: " + used.status().message());
+    p->in.erase(0, used.value());
+    if (!p->auth.done()) return true;
   }
+  if (p->in.size() < sizeof(Handshake)) return true;
+  Handshake hs;
+  std::memcpy(&hs, p->in.data(), sizeof(hs));
+  if (p->in.size() > sizeof(Handshake))
+    return reject("it sent data before the handshake was answered");
+  std::string problem = HandshakeProblem(hs, comm_id, size, accept_from, *connected);
+  if (problem.empty() && hs.rank != p->auth.hello().rank)
+    problem = fmt::format("it authenticated as rank {} but claims rank {}", p->auth.hello().rank,
+                          hs.rank);
+  if (!problem.empty()) return reject(problem);
   Handshake reply;
   reply.comm_id = comm_id;
   reply.rank = self;
   reply.size = size;
-  reply.rail = p->hs.rail;
+  reply.rail = hs.rail;
   Status s = net::WriteFull(p->fd.get(), &reply, sizeof(reply),
                             Deadline::AfterSeconds(kHandshakeReplySeconds));
   if (!s.ok()) {
     // The connecting rank sees no answer and tries again.
-    WEFT_WARN("rank {}: answering rank {} at {} failed: {}", self, p->hs.rank, p->addr,
+    WEFT_WARN("rank {}: answering rank {} at {} failed: {}", self, hs.rank, p->addr,
               s.ToString());
     return false;
   }
-  size_t idx = FindPeerRail(accept_from, p->hs.rank, p->hs.rail) - accept_from.begin();
+  size_t idx = FindPeerRail(accept_from, hs.rank, hs.rail) - accept_from.begin();
   (*connected)[idx] = true;
-  (*out)[idx] = TcpConnection{p->hs.rank, std::move(p->fd), p->addr, p->hs.rail};
+  (*out)[idx] = TcpConnection{hs.rank, std::move(p->fd), p->addr, hs.rail};
   return false;
 }
 
-Result<std::vector<TcpConnection>> AcceptAll(int self, int size, uint64_t comm_id, int listen_fd,
+Result<std::vector<TcpConnection>> AcceptAll(int self, int size, uint64_t comm_id,
+                                             const net::AuthKey& key,
+                                             const std::vector<int>& listen_fds,
                                              const std::vector<PeerRail>& accept_from,
                                              const Deadline& deadline) {
   std::vector<TcpConnection> out(accept_from.size());
   std::vector<bool> connected(accept_from.size(), false);
   std::vector<Pending> pending;
   std::vector<pollfd> pfds;
+  const size_t nl = listen_fds.size();
   while (std::find(connected.begin(), connected.end(), false) != connected.end()) {
     if (deadline.expired()) {
       std::vector<std::string> missing;
@@ -217,23 +254,42 @@ Result<std::vector<TcpConnection>> AcceptAll(int self, int size, uint64_t comm_i
       return DeadlineExceeded(fmt::format("rank {}: timed out waiting for rank(s) {} to connect",
                                           self, fmt::join(missing, ", ")));
     }
-    // Poll the listener and every half-done handshake together, so one silent client
+    // A connection that has not finished its handshakes in time is a silent or stalled
+    // client, not a rank (ranks answer at once): close it.
+    int timeout_ms = deadline.RemainingMs();
+    for (size_t i = pending.size(); i-- > 0;) {
+      if (pending[i].auth_deadline.expired()) {
+        WEFT_WARN("rank {}: rejected a connection from {}: no complete handshake within {} s "
+                  "({} bytes received)",
+                  self, pending[i].addr, net::kAuthHandshakeSeconds, pending[i].in.size());
+        pending.erase(pending.begin() + static_cast<long>(i));
+        continue;
+      }
+      timeout_ms = std::min(timeout_ms, pending[i].auth_deadline.RemainingMs());
+    }
+    // Poll the listeners and every half-done handshake together, so one silent client
     // cannot hold up the others.
-    pfds.assign(1, pollfd{listen_fd, POLLIN, 0});
+    pfds.clear();
+    for (int fd : listen_fds) pfds.push_back(pollfd{fd, POLLIN, 0});
     for (const Pending& p : pending) pfds.push_back(pollfd{p.fd.get(), POLLIN, 0});
-    int rc = ::poll(pfds.data(), pfds.size(), deadline.RemainingMs());
+    int rc = ::poll(pfds.data(), pfds.size(), timeout_ms);
     if (rc < 0) {
       if (errno == EINTR) continue;
       return ErrnoStatus(fmt::format("rank {}: poll while accepting", self), errno);
     }
-    // Handshakes first (pfds[1..] match `pending` as it was when polled).
+    // Handshakes first (pfds[nl..] match `pending` as it was when polled).
     for (size_t i = pending.size(); i-- > 0;) {
-      if (pfds[i + 1].revents == 0) continue;
+      if (pfds[i + nl].revents == 0) continue;
       if (!AdvanceHandshake(self, size, comm_id, accept_from, &connected, &pending[i], &out))
         pending.erase(pending.begin() + static_cast<long>(i));
     }
-    if (pfds[0].revents != 0) WEFT_RETURN_IF_ERROR(AcceptQueued(self, listen_fd, &pending));
+    for (size_t l = 0; l < nl; ++l)
+      if (pfds[l].revents != 0)
+        WEFT_RETURN_IF_ERROR(AcceptQueued(self, listen_fds[l], key, comm_id, &pending));
   }
+  for (const Pending& p : pending)
+    WEFT_WARN("rank {}: closed an unfinished connection from {}: every rank is connected", self,
+              p.addr);
   return out;
 }
 
@@ -251,32 +307,61 @@ bool IsLoopback(const net::SockAddr& addr) {
   return false;
 }
 
+std::vector<int> Listener::raw_fds() const {
+  std::vector<int> out;
+  for (const net::Fd& fd : fds) out.push_back(fd.get());
+  return out;
+}
+
 Result<Listener> OpenListener(int rank) {
   WEFT_ASSIGN_OR_RETURN(std::vector<net::Interface> ifs, net::SelectInterfaces());
   bool v4 = std::any_of(ifs.begin(), ifs.end(),
                         [](const net::Interface& i) { return i.addr.family() == AF_INET; });
   int family = v4 ? AF_INET : AF_INET6;
-  // The wildcard address serves every interface with one socket; peers learn which
-  // addresses to use from the card.
-  WEFT_ASSIGN_OR_RETURN(net::SockAddr any, net::SockAddr::FromHostPort(v4 ? "0.0.0.0" : "::", 0));
-  Listener l;
-  WEFT_ASSIGN_OR_RETURN(l.fd, net::Listen(any));
-  WEFT_ASSIGN_OR_RETURN(net::SockAddr bound, net::LocalAddress(l.fd.get()));
-  for (const net::Interface& i : ifs) {
-    if (i.addr.family() != family || IsLoopback(i.addr)) continue;
-    net::SockAddr a = i.addr;
-    a.set_port(bound.port());
-    l.addrs.push_back(a);
-  }
+  // One socket per advertised address rather than one on the wildcard address: an
+  // interface WEFT_SOCKET_IFNAME leaves out (a public one, say) accepts nothing.
+  std::vector<net::SockAddr> wanted;
+  for (const net::Interface& i : ifs)
+    if (i.addr.family() == family && !IsLoopback(i.addr) &&
+        std::none_of(wanted.begin(), wanted.end(),
+                     [&](const net::SockAddr& w) { return w.ToString() == i.addr.ToString(); }))
+      wanted.push_back(i.addr);
   WEFT_ASSIGN_OR_RETURN(net::SockAddr loop,
-                        net::SockAddr::FromHostPort(v4 ? "127.0.0.1" : "::1", bound.port()));
-  l.addrs.push_back(loop);
-  WEFT_INFO("rank {}: tcp listening on port {}, advertising {}", rank, bound.port(),
-            JoinAddrs(l.addrs));
-  return l;
+                        net::SockAddr::FromHostPort(v4 ? "127.0.0.1" : "::1", 0));
+  wanted.push_back(loop);
+  // The first socket picks a free port; the others must get the same one (the card
+  // carries one port per address, but one port is easier to read in logs and firewalls).
+  // Another process may hold that port on another address, so try a few.
+  Status last;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    Listener l;
+    uint16_t port = 0;
+    for (net::SockAddr a : wanted) {
+      a.set_port(port);
+      Result<net::Fd> fd = net::Listen(a);
+      if (!fd.ok()) {
+        last = fd.status().WithContext("listening on " + a.ToString());
+        break;
+      }
+      if (port == 0) {
+        WEFT_ASSIGN_OR_RETURN(net::SockAddr bound, net::LocalAddress(fd->get()));
+        port = bound.port();
+        a.set_port(port);
+      }
+      l.fds.push_back(std::move(fd).value());
+      l.addrs.push_back(a);
+    }
+    if (l.addrs.size() == wanted.size()) {
+      WEFT_INFO("rank {}: tcp listening on port {} of {}", rank, port, JoinAddrs(l.addrs));
+      return l;
+    }
+  }
+  return last;
 }
 
-Result<std::vector<TcpConnection>> ConnectPeers(int self, int size, uint64_t comm_id, int listen_fd,
+Result<std::vector<TcpConnection>> ConnectPeers(int self, int size, uint64_t comm_id,
+                                                const net::AuthKey& key,
+                                                const std::vector<int>& listen_fds,
                                                 const std::vector<TcpPeer>& connect_to,
                                                 const std::vector<PeerRail>& accept_from,
                                                 const Deadline& deadline) {
@@ -284,12 +369,12 @@ Result<std::vector<TcpConnection>> ConnectPeers(int self, int size, uint64_t com
   // Lower ranks first: their listeners are already up (opened before the card exchange),
   // and they only wait on ranks lower still, so this order cannot deadlock.
   for (const TcpPeer& peer : connect_to) {
-    WEFT_ASSIGN_OR_RETURN(TcpConnection c, ConnectOne(self, size, comm_id, peer, deadline));
+    WEFT_ASSIGN_OR_RETURN(TcpConnection c, ConnectOne(self, size, comm_id, key, peer, deadline));
     out.push_back(std::move(c));
   }
   if (!accept_from.empty()) {
     WEFT_ASSIGN_OR_RETURN(std::vector<TcpConnection> accepted,
-                          AcceptAll(self, size, comm_id, listen_fd, accept_from, deadline));
+                          AcceptAll(self, size, comm_id, key, listen_fds, accept_from, deadline));
     for (auto& c : accepted) out.push_back(std::move(c));
   }
   return out;

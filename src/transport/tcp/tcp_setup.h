@@ -1,13 +1,19 @@
-// Setting up the TCP connections of a mesh. Each rank listens on one port (wildcard
-// address, so every selected interface reaches it) before the cards are exchanged, so
-// that by the time a peer knows the address the listener is already up. Then rank i
+// Setting up the TCP connections of a mesh. Each rank listens on one port, on each
+// address it advertises (the selected interfaces and loopback, never the wildcard
+// address), before the cards are exchanged, so that by the time a peer knows the address
+// the listener is already up. Then rank i
 // connects to every tcp peer j < i and accepts from every tcp peer j > i.
 //
-// Handshake (on every new connection, before any data): the connecting rank sends
-// {magic, version, rail, comm_id, rank, size}; the acceptor checks it, routes the socket
-// to that rank's rail and answers with the same record carrying its own rank. Connections that
-// fail the check (foreign magic, other communicator, rank out of range or not expected,
-// duplicate) are closed with a WARN, and accepting goes on until the deadline.
+// Handshake (on every new connection, before any data): first authentication
+// (net/auth.h, role "data", bound to the communicator id and the connecting rank): both
+// sides prove they hold the job's key. Then the connecting rank sends {magic, version,
+// rail, comm_id, rank, size}; the acceptor checks it (the rank must be the one that
+// authenticated), routes the socket to that rank's rail and answers with the same record
+// carrying its own rank. Connections that fail either step (no or wrong key, garbage,
+// a replay, foreign magic, other communicator, rank out of range or not expected,
+// duplicate) or stay silent past net::kAuthHandshakeSeconds are closed with a WARN
+// naming the remote address and the reason, and accepting goes on until the deadline;
+// the acceptor polls every pending connection, so none can stall the others.
 #pragma once
 
 #include <cstdint>
@@ -16,18 +22,21 @@
 
 #include "core/deadline.h"
 #include "core/status.h"
+#include "net/auth.h"
 #include "net/socket.h"
 
 namespace weft::transport::tcp {
 
 struct Listener {
-  net::Fd fd;
+  std::vector<net::Fd> fds;          // one listening socket per advertised address
   std::vector<net::SockAddr> addrs;  // the addresses to advertise, port filled in
+  std::vector<int> raw_fds() const;
 };
 
-// Listens on the wildcard address of the family of the selected interfaces (IPv4 if any
-// is IPv4, else IPv6) and returns the addresses to advertise: every selected interface's
-// address, then loopback (used by peers on the same host).
+// Listens on the addresses it advertises, and only those: every selected interface's
+// address of the chosen family (IPv4 if any selected interface is IPv4, else IPv6),
+// then loopback (used by peers on the same host) — one socket per address, all on one
+// port. Interfaces that WEFT_SOCKET_IFNAME leaves out are never listened on.
 Result<Listener> OpenListener(int rank);
 
 // True for 127.0.0.0/8 and ::1.
@@ -56,7 +65,10 @@ struct TcpConnection {
 // connection for every entry of `accept_from` (all of higher rank) on `listen_fd`.
 // Returns the connections in the order connect_to then accept_from. Bounded by
 // `deadline`; errors name this rank, the peer and the addresses tried.
-Result<std::vector<TcpConnection>> ConnectPeers(int self, int size, uint64_t comm_id, int listen_fd,
+// Every connection authenticates with `key` first.
+Result<std::vector<TcpConnection>> ConnectPeers(int self, int size, uint64_t comm_id,
+                                                const net::AuthKey& key,
+                                                const std::vector<int>& listen_fds,
                                                 const std::vector<TcpPeer>& connect_to,
                                                 const std::vector<PeerRail>& accept_from,
                                                 const Deadline& deadline);

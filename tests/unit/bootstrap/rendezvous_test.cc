@@ -1,4 +1,5 @@
 #include "bootstrap/rendezvous.h"
+#include "bootstrap/job_key.h"
 
 #include <gtest/gtest.h>
 
@@ -16,12 +17,13 @@ using namespace std::chrono_literals;
 class RendezvousTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto s = StoreServer::Start(net::SockAddr::Parse("127.0.0.1:0").value());
+    auto s = StoreServer::Start(net::SockAddr::Parse("127.0.0.1:0").value(), KeyFromSecret("rendezvous test"));
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     server_ = std::move(s.value());
   }
   std::unique_ptr<StoreClient> Client() {
-    return StoreClient::Connect(server_->address(), Deadline::AfterSeconds(10)).value();
+    return StoreClient::Connect(server_->address(), KeyFromSecret("rendezvous test"),
+                                Deadline::AfterSeconds(10)).value();
   }
   // Runs `fn(rank, client)` on one thread per rank in `ranks`.
   template <typename Fn>

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "bootstrap/job_key.h"
 #include "bootstrap/store.h"
 #include "bootstrap/store_protocol.h"
 
@@ -17,15 +18,28 @@ using namespace std::chrono_literals;
 
 Deadline Soon() { return Deadline::AfterSeconds(10); }
 
+const net::AuthKey& TestKey() {
+  static const net::AuthKey key = KeyFromSecret("store test");
+  return key;
+}
+
+// A raw connection that has passed the handshake: what follows is the store protocol.
+Result<net::Fd> AuthedConnect(const net::SockAddr& addr, const net::AuthKey& key = TestKey()) {
+  WEFT_ASSIGN_OR_RETURN(net::Fd fd, net::Connect(addr, Soon()));
+  WEFT_RETURN_IF_ERROR(
+      net::Authenticate(fd.get(), key, net::AuthRole::kStore, -1, 0, addr.ToString(), Soon()));
+  return fd;
+}
+
 class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto s = StoreServer::Start(net::SockAddr::Parse("127.0.0.1:0").value());
+    auto s = StoreServer::Start(net::SockAddr::Parse("127.0.0.1:0").value(), TestKey());
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     server_ = std::move(s.value());
   }
   std::unique_ptr<StoreClient> Client() {
-    auto c = StoreClient::Connect(server_->address(), Soon());
+    auto c = StoreClient::Connect(server_->address(), TestKey(), Soon());
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return c.ok() ? std::move(c.value()) : nullptr;
   }
@@ -124,7 +138,7 @@ TEST_F(StoreTest, ManyClientsRendezvous) {
   std::atomic<int> failures{0};
   for (int rank = 0; rank < kRanks; ++rank) {
     threads.emplace_back([&, rank] {
-      auto c = StoreClient::Connect(server_->address(), Soon());
+      auto c = StoreClient::Connect(server_->address(), TestKey(), Soon());
       if (!c.ok()) { ++failures; return; }
       if (!(*c)->Set(fmt::format("card/{}", rank), fmt::format("card-of-{}", rank), Soon()).ok())
         ++failures;
@@ -142,7 +156,7 @@ TEST_F(StoreTest, ManyClientsRendezvous) {
 
 // Sends raw bytes and expects the server to close the connection.
 void ExpectServerCloses(const net::SockAddr& addr, const std::string& bytes) {
-  auto fd = net::Connect(addr, Soon());
+  auto fd = AuthedConnect(addr);
   ASSERT_TRUE(fd.ok());
   ASSERT_TRUE(net::WriteFull(fd->get(), bytes.data(), bytes.size(), Soon()).ok());
   char buf[64];
@@ -167,7 +181,7 @@ TEST_F(StoreTest, MalformedFramesCloseOnlyThatConnection) {
 
   // Truncated: half a frame, then the client goes away.
   {
-    auto fd = net::Connect(server_->address(), Soon());
+    auto fd = AuthedConnect(server_->address());
     ASSERT_TRUE(fd.ok());
     std::string frame = EncodeRequest({StoreCmd::kSet, "half", "value", 0});
     ASSERT_TRUE(net::WriteFull(fd->get(), frame.data(), frame.size() / 2, Soon()).ok());
@@ -183,7 +197,7 @@ TEST_F(StoreTest, MalformedFramesCloseOnlyThatConnection) {
 }
 
 TEST_F(StoreTest, PipelinedRequestsAreAnsweredInOrder) {
-  auto fd = net::Connect(server_->address(), Soon());
+  auto fd = AuthedConnect(server_->address());
   ASSERT_TRUE(fd.ok());
   std::string batch = EncodeRequest({StoreCmd::kSet, "p", "v", 0}) +
                       EncodeRequest({StoreCmd::kGet, "p", "", 0}) +
@@ -213,19 +227,64 @@ TEST_F(StoreTest, ServerDestroyedWhileClientWaitsGivesUnavailable) {
 TEST_F(StoreTest, ClientConnectTimesOutWithoutServer) {
   net::SockAddr addr = server_->address();
   server_.reset();
-  auto c = StoreClient::Connect(addr, Deadline::After(200ms));
+  auto c = StoreClient::Connect(addr, TestKey(), Deadline::After(200ms));
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), Code::kDeadlineExceeded);
   EXPECT_NE(c.status().message().find(addr.ToString()), std::string::npos);
 }
 
 TEST(StoreServerIpv6, Works) {
-  auto s = StoreServer::Start(net::SockAddr::Parse("[::1]:0").value());
+  auto s = StoreServer::Start(net::SockAddr::Parse("[::1]:0").value(), TestKey());
   if (!s.ok()) GTEST_SKIP() << "no ::1: " << s.status().ToString();
-  auto c = StoreClient::Connect((*s)->address(), Soon());
+  auto c = StoreClient::Connect((*s)->address(), TestKey(), Soon());
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE((*c)->Set("a", "b", Soon()).ok());
   EXPECT_EQ((*c)->Get("a", Soon()).value(), "b");
+}
+
+}  // namespace
+}  // namespace weft::bootstrap
+
+namespace weft::bootstrap {
+namespace {
+
+// Connections that do not authenticate are closed and the store serves on.
+TEST_F(StoreTest, UnauthenticatedConnectionsAreRejected) {
+  auto good = Client();
+  ASSERT_TRUE(good->Set("k", "v", Soon()).ok());
+
+  // A store request without the handshake, garbage, and a truncated hello.
+  auto raw_closes = [&](const std::string& bytes) {
+    auto fd = net::Connect(server_->address(), Soon());
+    ASSERT_TRUE(fd.ok());
+    ASSERT_TRUE(net::WriteFull(fd->get(), bytes.data(), bytes.size(), Soon()).ok());
+    char buf[256];
+    Status s = Status::Ok();
+    // Read whatever the server sends (nothing, or a challenge) until it closes.
+    while (s.ok()) s = net::ReadFull(fd->get(), buf, 1, Deadline::AfterSeconds(5));
+    EXPECT_EQ(s.code(), Code::kUnavailable) << s.ToString();
+  };
+  raw_closes(EncodeRequest({StoreCmd::kGet, "k", "", 0}));
+  raw_closes("GET / HTTP/1.1\r\n\r\n");
+  net::AuthClient half(TestKey(), net::AuthRole::kStore, -1, 0);
+  std::string hello = half.Hello().value();
+  // A hello whose role is wrong is rejected; a hello cut short and then closed is dropped.
+  net::AuthClient data_role(TestKey(), net::AuthRole::kData, 0, 0);
+  raw_closes(data_role.Hello().value());
+  {
+    auto fd = net::Connect(server_->address(), Soon());
+    ASSERT_TRUE(net::WriteFull(fd->get(), hello.data(), hello.size() / 2, Soon()).ok());
+  }
+
+  // A client with another key: refused, with a message that says so.
+  auto wrong = StoreClient::Connect(server_->address(), KeyFromSecret("other job"), Soon());
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.status().code(), Code::kProtocolError);
+  EXPECT_NE(wrong.status().message().find("does not hold this job's key"), std::string::npos)
+      << wrong.status().ToString();
+
+  EXPECT_EQ(good->Get("k", Soon()).value(), "v");
+  EXPECT_EQ(Client()->Get("k", Soon()).value(), "v");
 }
 
 }  // namespace
