@@ -7,18 +7,22 @@
 #
 #   bash scripts/compare.sh [--ranks N] [--ops all|allreduce,...] [-b 8] [-e 16M] [-f 2]
 #                           [-n 20] [-w 5] [--repeat 3] [--netns] [--out DIR] [--no-install]
+#                           [--no-build]
 #
 # Default: 2 ranks on this host; weft over shared memory, Open MPI over shared memory
 # (btl self,vader), Gloo over TCP loopback (it has no shared-memory transport).
 # --netns: 2 ranks in two network namespaces joined by a veth pair; weft tcp, Open MPI
 # btl tcp, Gloo tcp, iperf3 across the veth. Needs root. Results go to --out (default
 # $WEFT_BUILD_DIR/compare/<N>r-<mode>): compare.md, compare.json, compare.png|svg.
+# --no-build: use the binaries already in $WEFT_BUILD_DIR as they are (a developer's
+# build tree, where setup.sh would build the whole test suite first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-RANKS=2 OPS=all MINB=8 MAXB=16M STEP=2 ITERS=20 WARMUP=5 REPEAT=3 NETNS=0 INSTALL=1 OUT=""
-usage() { sed -n '8,10p' "$0" | sed 's/^# *//' >&2; exit 2; }
+RANKS=2 OPS=all MINB=8 MAXB=16M STEP=2 ITERS=20 WARMUP=5 REPEAT=3 NETNS=0 INSTALL=1 BUILD=1
+OUT=""
+usage() { sed -n '8,11p' "$0" | sed 's/^# *//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
     --ranks) RANKS=$2; shift 2 ;;
@@ -32,6 +36,7 @@ while [ $# -gt 0 ]; do
     --netns) NETNS=1; shift ;;
     --out) OUT=$2; shift 2 ;;
     --no-install) INSTALL=0; shift ;;
+    --no-build) BUILD=0; shift ;;
     *) usage ;;
   esac
 done
@@ -59,16 +64,18 @@ fi
 # --- build: weft, weft-bench, weftrun, the peers ----------------------------------------
 B=${WEFT_BUILD_DIR:-build-compare}
 export WEFT_BUILD_DIR=$B
-# A fresh build dir of our own skips the test suite: the comparison needs none of it.
-if [ ! -f "$B/CMakeCache.txt" ] && command -v cmake >/dev/null; then
-  cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_BUILD_TESTS=OFF >/dev/null
+if [ "$BUILD" = 1 ]; then
+  # A fresh build dir of our own skips the test suite: the comparison needs none of it.
+  if [ ! -f "$B/CMakeCache.txt" ] && command -v cmake >/dev/null; then
+    cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_BUILD_TESTS=OFF >/dev/null
+  fi
+  bash scripts/setup.sh
+  # setup.sh configured before MPI/Gloo may have been installed: reconfigure to find them.
+  cmake "$B" >/dev/null && cmake --build "$B" -j"$(nproc)" --target weft_limit_probe
+  for t in weft_peer_mpi_bench weft_peer_gloo_bench; do
+    cmake --build "$B" -j"$(nproc)" --target "$t" >/dev/null 2>&1 || true
+  done
 fi
-bash scripts/setup.sh
-# setup.sh configured before MPI/Gloo may have been installed: reconfigure to find them.
-cmake "$B" >/dev/null && cmake --build "$B" -j"$(nproc)" --target weft_limit_probe
-for t in weft_peer_mpi_bench weft_peer_gloo_bench; do
-  cmake --build "$B" -j"$(nproc)" --target "$t" >/dev/null 2>&1 || true
-done
 WEFTRUN=$B/tools/weftrun/weftrun
 WEFTBENCH=$B/tools/weft-bench/weft-bench
 MPIB=$B/bench/peers/weft_peer_mpi_bench

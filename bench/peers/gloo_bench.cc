@@ -158,6 +158,7 @@ int main(int argc, char** argv) {
   auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, n);
   ctx->setTimeout(std::chrono::seconds(120));
   ctx->connectFullMesh(store, dev);
+  const peerbench::Rss at_init = peerbench::ReadRss();  // before the benchmark's buffers
 
   const size_t max_elems = o.max_bytes / sizeof(float) * static_cast<size_t>(n);
   std::vector<peerbench::Row> rows;
@@ -175,8 +176,15 @@ int main(int argc, char** argv) {
       if (rank == 0) peerbench::PrintRow(rows.back());
     }
   }
+  const peerbench::Rss at_end = peerbench::ReadRss();
+  int64_t mine[3] = {at_init.now, at_end.now, at_end.peak};
+  std::vector<int64_t> rss_all(3 * static_cast<size_t>(n));
+  gloo::AllgatherOptions rss_opts(ctx);
+  rss_opts.setInput(mine, 3);
+  rss_opts.setOutput(rss_all.data(), rss_all.size());
+  gloo::allgather(rss_opts);
   if (rank == 0 && !o.json_path.empty() &&
-      !peerbench::WriteJson(o, "gloo", version, "tcp", n, rows)) {
+      !peerbench::WriteJson(o, "gloo", version, "tcp", n, rows, rss_all)) {
     std::fprintf(stderr, "gloo_bench: cannot write %s\n", o.json_path.c_str());
     return 1;
   }

@@ -44,6 +44,21 @@ def load_runs(directory, lib):
     return points, meta
 
 
+def load_rss(directory, lib):
+    """Resident memory per rank (MiB), the largest rank's, median over the files: after init
+    (the library's own footprint) and peak (with the benchmark's buffers). None if absent."""
+    init, peak = [], []
+    for path in sorted(glob.glob(os.path.join(directory, f"{lib}.*.json"))):
+        with open(path) as f:
+            ranks = json.load(f).get("rss_kib") or []
+        if ranks:
+            init.append(max(r["after_init"] for r in ranks) / 1024)
+            peak.append(max(r["peak"] for r in ranks) / 1024)
+    if not init:
+        return None
+    return {"after_init_mib": statistics.median(init), "peak_mib": statistics.median(peak)}
+
+
 def medians(points):
     return {k: {"time_us": statistics.median(t for t, _ in v),
                 "busbw_gbps": statistics.median(b for _, b in v),
@@ -118,6 +133,16 @@ def write_markdown(path, summary, rows, libs_present, limits, iperf):
             cells.append(", ".join(fmt(r["ratio"].get(p), ".2f") for r in (small, one, sixteen)))
         out.append("| " + " | ".join(cells) + " |")
     out.append("")
+    rss = summary.get("rss") or {}
+    if rss:
+        out.append("## Resident memory per rank (largest rank, MiB)\n")
+        out.append("| library | after init | peak (with benchmark buffers) |")
+        out.append("| --- | ---: | ---: |")
+        for l in libs_present:
+            if rss.get(l):
+                out.append(f"| {LABELS[l]} | {rss[l]['after_init_mib']:.1f} | "
+                           f"{rss[l]['peak_mib']:.1f} |")
+        out.append("")
     for op in OP_ORDER:
         op_rows = [r for r in rows if r["op"] == op]
         if not op_rows:
@@ -284,7 +309,8 @@ def main():
         r["ratio"] = {p: ratio(r["weft"], r[p]) for p in libs_present if p != "weft"}
         rows.append(r)
     summary = {"nranks": args.nranks, "transport": args.transport, "repeats": repeats,
-               "machine": machine(), "versions": versions}
+               "machine": machine(), "versions": versions,
+               "rss": {l: load_rss(args.dir, l) for l in libs_present}}
 
     write_markdown(os.path.join(args.dir, "compare.md"), summary, rows, libs_present, limits, iperf)
     with open(os.path.join(args.dir, "compare.json"), "w") as f:

@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   const peerbench::Options o = peerbench::ParseOptions(argc, argv, rank == 0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const peerbench::Rss at_init = peerbench::ReadRss();  // before the benchmark's buffers
   // Count ranges beyond int would need MPI's large-count calls; weft-bench sizes fit.
   const size_t max_elems = o.max_bytes / sizeof(float) * static_cast<size_t>(n);
   std::vector<float> send(max_elems + 1, 1.0f), recv(max_elems + 1, 0.0f);
@@ -87,9 +89,13 @@ int main(int argc, char** argv) {
       if (rank == 0) peerbench::PrintRow(rows.back());
     }
   }
+  const peerbench::Rss at_end = peerbench::ReadRss();
+  const int64_t mine[3] = {at_init.now, at_end.now, at_end.peak};
+  std::vector<int64_t> rss_all(3 * static_cast<size_t>(n));
+  MPI_Gather(mine, 3, MPI_INT64_T, rss_all.data(), 3, MPI_INT64_T, 0, MPI_COMM_WORLD);
   int rc = 0;
   if (rank == 0 && !o.json_path.empty() &&
-      !peerbench::WriteJson(o, "openmpi", MpiVersion(), "mpi", n, rows)) {
+      !peerbench::WriteJson(o, "openmpi", MpiVersion(), "mpi", n, rows, rss_all)) {
     std::fprintf(stderr, "mpi_bench: cannot write %s\n", o.json_path.c_str());
     rc = 1;
   }

@@ -148,9 +148,35 @@ inline void PrintRow(const Row& r) {
   std::fflush(stdout);
 }
 
+// Resident memory of this process in KiB (VmRSS now, VmHWM peak), as weft-bench's rss.cc
+// reads it, so the RSS per rank of the three libraries compares one to one.
+struct Rss {
+  int64_t now = 0;
+  int64_t peak = 0;
+};
+inline Rss ReadRss() {
+  Rss r;
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) r.now = std::stoll(line.substr(6));
+    if (line.rfind("VmHWM:", 0) == 0) r.peak = std::stoll(line.substr(6));
+  }
+  return r;
+}
+
+// Per rank: {after init, at the end, peak} KiB, gathered by the caller into `all`
+// (3 x nranks values, rank by rank); weft-bench's "rss_kib" shape.
+inline nlohmann::json RssJson(const std::vector<int64_t>& all) {
+  nlohmann::json per_rank = nlohmann::json::array();
+  for (size_t i = 0; i + 2 < all.size(); i += 3)
+    per_rank.push_back({{"after_init", all[i]}, {"end", all[i + 1]}, {"peak", all[i + 2]}});
+  return per_rank;
+}
+
 // The same shape as weft-bench's --json results (out_of_place only), plus who ran it.
 inline bool WriteJson(const Options& o, const std::string& library, const std::string& version,
-                      const std::string& transport, int nranks, const std::vector<Row>& rows) {
+                      const std::string& transport, int nranks, const std::vector<Row>& rows,
+                      const std::vector<int64_t>& rss_all) {
   nlohmann::json results = nlohmann::json::array();
   for (const auto& r : rows) {
     const double algbw = r.time_us > 0 ? static_cast<double>(r.bytes) / (r.time_us * 1e3) : 0;
@@ -169,7 +195,8 @@ inline bool WriteJson(const Options& o, const std::string& library, const std::s
                        {{"iters", o.iters}, {"warmup_iters", o.warmup_iters},
                         {"minbytes", o.min_bytes}, {"maxbytes", o.max_bytes},
                         {"stepfactor", o.step_factor}}},
-                      {"results", results}};
+                      {"results", results},
+                      {"rss_kib", RssJson(rss_all)}};
   std::ofstream out(o.json_path);
   out << j.dump(2) << "\n";
   return static_cast<bool>(out);

@@ -9,8 +9,10 @@
 namespace weft::exec {
 namespace {
 
-// Fruitless passes before yielding, and before sleeping.
+// Fruitless passes before yielding (one core per rank / oversubscribed), and before
+// sleeping.
 constexpr int kSpinPolls = 200;
+constexpr int kOversubscribedSpinPolls = 4;
 constexpr int kYieldPolls = 2000;
 constexpr auto kShmSleep = std::chrono::microseconds(200);
 
@@ -24,10 +26,23 @@ inline void CpuRelax() {
 
 }  // namespace
 
+Backoff::Backoff(bool oversubscribed)
+    : spin_polls_(oversubscribed ? kOversubscribedSpinPolls : kSpinPolls) {}
+
+bool Oversubscribed(const transport::Mesh& mesh) {
+  const auto& hosts = mesh.host_ids();
+  if (hosts.size() != static_cast<size_t>(mesh.size())) return false;
+  const std::string& mine = hosts[mesh.rank()];
+  const auto ranks_on_host = std::count(hosts.begin(), hosts.end(), mine);
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return false;
+  return ranks_on_host > CPU_COUNT(&set);
+}
+
 void Backoff::Idle(const std::vector<transport::Link*>& links, const Deadline& deadline,
                    int max_poll_ms) {
   ++idle_;
-  if (idle_ < kSpinPolls) {
+  if (idle_ < spin_polls_) {
     CpuRelax();
     return;
   }

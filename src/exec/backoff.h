@@ -2,7 +2,8 @@
 // messages arrive within microseconds), then yield the core, then sleep — in poll(2)
 // when every busy link has a file descriptor, otherwise for a fraction of a millisecond
 // (shared-memory links must be re-polled by hand). Oversubscribed runs (more ranks
-// than cores) depend on the yield and sleep phases to let the awaited peer run.
+// than cores) depend on the yield and sleep phases to let the awaited peer run, so
+// there the spin phase is cut to a few polls (measured: docs/BENCHMARKS.md).
 #pragma once
 
 #include <vector>
@@ -11,11 +12,16 @@
 
 #include "core/deadline.h"
 #include "transport/link.h"
+#include "transport/mesh.h"
 
 namespace weft::exec {
 
 class Backoff {
  public:
+  // oversubscribed: more ranks on this host than cores this process may run on. The peer
+  // this rank waits for may then be waiting for this very core, so spinning only delays
+  // it: such ranks yield after a few polls instead of a few hundred.
+  explicit Backoff(bool oversubscribed = false);
   void Reset() { idle_ = 0; }
   // Called after a pass over `links` moved nothing. Returns without waiting past
   // `deadline`, and sleeps in poll(2) for at most `max_poll_ms`.
@@ -25,8 +31,13 @@ class Backoff {
   bool TimeToCheck() const { return (idle_ & 63) == 0; }
 
  private:
+  int spin_polls_;
   int idle_ = 0;
   std::vector<pollfd> pollfds_;
 };
+
+// True if the mesh's ranks on this rank's host cannot each have a core: more of them
+// than CPUs in this process's affinity mask. False when hosts are unknown.
+bool Oversubscribed(const transport::Mesh& mesh);
 
 }  // namespace weft::exec

@@ -14,7 +14,10 @@ using sched::Slice;
 using sched::StepKind;
 
 Executor::Executor(transport::Mesh* mesh)
-    : mesh_(mesh), send_steps_(mesh->size(), 0), recv_steps_(mesh->size(), 0) {}
+    : mesh_(mesh),
+      send_steps_(mesh->size(), 0),
+      recv_steps_(mesh->size(), 0),
+      backoff_(Oversubscribed(*mesh)) {}
 
 Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx,
                      const Buffers& bufs) {

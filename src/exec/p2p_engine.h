@@ -22,7 +22,7 @@ class P2PEngine {
  public:
   using Done = std::function<void(Status)>;
 
-  explicit P2PEngine(transport::Mesh* mesh) : mesh_(mesh) {}
+  explicit P2PEngine(transport::Mesh* mesh) : mesh_(mesh), backoff_(Oversubscribed(*mesh)) {}
 
   // Posts a send of `bytes` from `data` to `peer` (seq: the call's number between this
   // ordered pair). `done` runs exactly once, from Poll() or FailAll().

@@ -16,6 +16,7 @@
 #include "dtypes.h"
 #include "options.h"
 #include "report.h"
+#include "rss.h"
 #include "runner.h"
 #include "weft_error.h"
 
@@ -33,6 +34,17 @@ std::vector<size_t> Sizes(const Options& o) {
   return sizes;
 }
 
+// Every rank's resident memory (after init; at the end: now and peak), for rank 0's report.
+std::vector<RankRss> GatherRss(const World& w, const RssKiB& at_init) {
+  const RssKiB at_end = ReadRss();
+  const int64_t mine[3] = {at_init.now, at_end.now, at_end.peak};
+  std::vector<int64_t> all(3 * static_cast<size_t>(w.nranks));
+  CheckWeft(weftAllGather(mine, all.data(), 3, weftInt64, w.comm), w.comm, "weftAllGather");
+  std::vector<RankRss> rss(static_cast<size_t>(w.nranks));
+  for (size_t r = 0; r < rss.size(); ++r) rss[r] = {all[3 * r], all[3 * r + 1], all[3 * r + 2]};
+  return rss;
+}
+
 int Run(const Options& o) {
   World w{};
   CheckWeft(weftCommInitFromEnv(&w.comm), nullptr, "weftCommInitFromEnv");
@@ -45,6 +57,10 @@ int Run(const Options& o) {
     return 2;
   }
   const bool leader = w.rank == 0;
+  // The library's own footprint: resident memory once the communicator is up (links
+  // connected, shared-memory rings mapped), before any benchmark buffer exists.
+  CheckWeft(weftBarrier(w.comm), w.comm, "weftBarrier");
+  const RssKiB at_init = ReadRss();
   if (leader) PrintPreamble(o, w.nranks);
 
   std::vector<Row> rows;
@@ -84,11 +100,12 @@ int Run(const Options& o) {
     }
   }
   const double avg_busbw = busbw_n > 0 ? busbw_sum / busbw_n : 0;
+  const std::vector<RankRss> rss = GatherRss(w, at_init);
   bool ok = wrong_total == 0;
   if (leader) {
-    PrintFooter(wrong_total, o.check, avg_busbw);
+    PrintFooter(wrong_total, o.check, avg_busbw, rss);
     if (!o.json_path.empty())
-      ok = WriteJson(o.json_path, o, w.nranks, rows, wrong_total, avg_busbw) && ok;
+      ok = WriteJson(o.json_path, o, w.nranks, rows, wrong_total, avg_busbw, rss) && ok;
   }
   // Every rank fails alike on wrong results; the barrier keeps the others from exiting
   // (and a fail-fast launcher from killing rank 0) before rank 0 has written its output.

@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <weft/weft.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -92,18 +93,27 @@ void PrintRow(const Row& r) {
   std::fflush(stdout);
 }
 
-void PrintFooter(int64_t wrong_total, bool checked, double avg_busbw) {
+void PrintFooter(int64_t wrong_total, bool checked, double avg_busbw,
+                 const std::vector<RankRss>& rss) {
   if (checked) {
     fmt::print("# Out of bounds values : {} {}\n", wrong_total, wrong_total == 0 ? "OK" : "FAILED");
   } else {
     fmt::print("# Out of bounds values : N/A (check disabled)\n");
   }
-  fmt::print("# Avg bus bandwidth    : {:g} \n#\n", avg_busbw);
+  fmt::print("# Avg bus bandwidth    : {:g} \n", avg_busbw);
+  int64_t init_max = 0, peak_max = 0;
+  for (const auto& r : rss) {
+    init_max = std::max(init_max, r.init_kib);
+    peak_max = std::max(peak_max, r.peak_kib);
+  }
+  fmt::print("# RSS per rank (max)   : {:.1f} MiB after init, {:.1f} MiB peak\n#\n",
+             init_max / 1024.0, peak_max / 1024.0);
   std::fflush(stdout);
 }
 
 bool WriteJson(const std::string& path, const Options& o, int nranks,
-               const std::vector<Row>& rows, int64_t wrong_total, double avg_busbw) {
+               const std::vector<Row>& rows, int64_t wrong_total, double avg_busbw,
+               const std::vector<RankRss>& rss) {
   nlohmann::json j;
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   char stamp[64] = {};
@@ -135,6 +145,10 @@ bool WriteJson(const std::string& path, const Options& o, int nranks,
                        {"in_place", ModeJson(r.in_place)}});
   }
   j["results"] = std::move(results);
+  nlohmann::json per_rank = nlohmann::json::array();
+  for (const auto& r : rss)
+    per_rank.push_back({{"after_init", r.init_kib}, {"end", r.end_kib}, {"peak", r.peak_kib}});
+  j["rss_kib"] = std::move(per_rank);
   j["summary"] = {{"avg_busbw_gbps", avg_busbw},
                   {"wrong", o.check ? nlohmann::json(wrong_total) : nlohmann::json(nullptr)}};
   std::ofstream out(path);

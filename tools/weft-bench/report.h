@@ -30,13 +30,22 @@ struct Row {
   ModeResult in_place;
 };
 
+// One rank's resident memory in KiB (rss.h): after init, at the end, and the peak.
+struct RankRss {
+  int64_t init_kib = 0;
+  int64_t end_kib = 0;
+  int64_t peak_kib = 0;
+};
+
 void PrintPreamble(const Options& o, int nranks);
 void PrintHeader(const std::string& op);
 void PrintRow(const Row& r);
-void PrintFooter(int64_t wrong_total, bool checked, double avg_busbw);
+void PrintFooter(int64_t wrong_total, bool checked, double avg_busbw,
+                 const std::vector<RankRss>& rss);
 
 // Returns false (after printing why) if the file cannot be written.
 bool WriteJson(const std::string& path, const Options& o, int nranks,
-               const std::vector<Row>& rows, int64_t wrong_total, double avg_busbw);
+               const std::vector<Row>& rows, int64_t wrong_total, double avg_busbw,
+               const std::vector<RankRss>& rss);
 
 }  // namespace weftbench

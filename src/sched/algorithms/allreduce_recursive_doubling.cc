@@ -9,8 +9,9 @@
 //
 // Partners reduce the same two operands (in opposite order), so with a commutative
 // operator every rank ends with the same bytes. Scratch holds one incoming vector.
-// In place is safe: the input is read only in the first round, before the output (which
-// aliases it) is written.
+// In place is safe: the input is read only in the first round that reads it (sent, then
+// copied once that round's messages are done), before the output (which aliases it) is
+// written.
 #include "sched/algorithms/algorithms.h"
 #include "sched/algorithms/builder.h"
 
@@ -29,6 +30,7 @@ Schedule BuildAllReduceRecursiveDoubling(const CollectiveSpec& spec) {
 
   // Step 1: fold the extra ranks into their odd neighbours.
   int new_rank;
+  bool out_ready = false;  // out holds this rank's partial result (else it is still `in`)
   b.NewRound();
   if (r < 2 * rem) {
     if (r % 2 == 0) {
@@ -39,22 +41,28 @@ Schedule BuildAllReduceRecursiveDoubling(const CollectiveSpec& spec) {
       b.Copy(out, in);
       b.Reduce(out, tmp);
       new_rank = r / 2;
+      out_ready = true;
     }
   } else {
-    b.Copy(out, in);
     new_rank = r - rem;
   }
 
-  // Step 2: recursive doubling among the p' remaining ranks.
+  // Step 2: recursive doubling among the p' remaining ranks. A rank that did not fold
+  // sends its input in the first exchange and copies it to the output only once the
+  // round's messages are done: a small allreduce is then one round, not a copy-only
+  // round followed by the exchange (each round costs a pass of the executor's loop).
   if (new_rank >= 0) {
     for (int mask = 1; mask < pof2; mask <<= 1) {
       const int new_partner = new_rank ^ mask;
       const int partner = new_partner < rem ? new_partner * 2 + 1 : new_partner + rem;
       b.NewRound();
-      b.Send(partner, out);
+      b.Send(partner, out_ready ? out : in);
       b.Recv(partner, tmp);
+      if (!out_ready) b.Copy(out, in);
+      out_ready = true;
       b.Reduce(out, tmp);
     }
+    if (!out_ready) b.Copy(out, in);  // one rank: nothing to exchange
   }
 
   // Step 3: hand the result back to the folded ranks.

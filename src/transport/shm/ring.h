@@ -62,6 +62,35 @@ class Ring {
     return k;
   }
 
+  // Producer, at a message boundary only: when the consumer has read everything and the
+  // write position is at least `window` bytes into the ring, writes the 4-byte `marker`
+  // there and moves the write position on to the ring's start. A stream of small
+  // messages then keeps reusing the first few KiB (cache lines and pages both cores
+  // already hold) instead of walking the whole ring onto cold lines. The consumer must
+  // recognise the marker at a message boundary and call SkipToStart(). Returns true if
+  // it rewound.
+  bool RewindIfDrained(uint64_t window, uint32_t marker) {
+    uint64_t head = ctl_->head.load(std::memory_order_relaxed);
+    uint64_t off = head & mask_;
+    if (off < window || off + sizeof(marker) > size_) return false;
+    if (cached_tail_ != head) {
+      cached_tail_ = ctl_->tail.load(std::memory_order_acquire);
+      if (cached_tail_ != head) return false;  // the consumer is still reading: not now
+    }
+    std::memcpy(data_ + off, &marker, sizeof(marker));
+    // The ring is empty, so all of it is free: skipping to its end overwrites nothing.
+    ctl_->head.store(head + (size_ - off), std::memory_order_release);
+    return true;
+  }
+
+  // Consumer: just after reading the producer's rewind marker, skips what the producer
+  // skipped (the rest of the ring up to its start).
+  void SkipToStart() {
+    uint64_t tail = ctl_->tail.load(std::memory_order_relaxed);
+    uint64_t off = tail & mask_;
+    if (off != 0) ctl_->tail.store(tail + (size_ - off), std::memory_order_release);
+  }
+
   // Consumer: bytes available to read now.
   size_t Readable() {
     cached_head_ = ctl_->head.load(std::memory_order_acquire);

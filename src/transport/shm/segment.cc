@@ -157,6 +157,16 @@ Result<uint64_t> RingBytesFromEnv() {
   return static_cast<uint64_t>(v);
 }
 
+Result<uint64_t> RewindBytesFromEnv() {
+  WEFT_ASSIGN_OR_RETURN(long long v, GetEnvInt("WEFT_SHM_REWIND_BYTES",
+                                               static_cast<long long>(kDefaultRewindBytes)));
+  if (v < 0) {
+    return InvalidArgument(fmt::format(
+        "WEFT_SHM_REWIND_BYTES={} must be a byte count (0 turns rewinding off)", v));
+  }
+  return static_cast<uint64_t>(v);
+}
+
 std::string Segment::Name(uint64_t comm_id, int lo, int hi) {
   return fmt::format("/weft-u{}-{:016x}-{}-{}", getuid(), comm_id, lo, hi);
 }

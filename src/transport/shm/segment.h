@@ -44,7 +44,8 @@ struct SideInfo {
 enum CmaState : uint32_t { kCmaUnknown = 0, kCmaWorks = 1, kCmaDenied = 2 };
 
 inline constexpr uint64_t kSegmentMagic = 0x314d485354464557ull;  // "WEFTSHM1"
-inline constexpr uint32_t kSegmentVersion = 3;
+// 4: rings may rewind (ShmLink's kRewindMarker), which a version-3 peer would not read.
+inline constexpr uint32_t kSegmentVersion = 4;
 
 // At offset 0 of the segment; ring data follows at SegmentLayout::data_offset.
 struct SegmentHeader {
@@ -63,6 +64,14 @@ inline constexpr uint64_t kDefaultRingBytes = 4ull << 20;
 
 // WEFT_SHM_RING_BYTES: a power of two in [4 KiB, 1 GiB]; InvalidArgument otherwise.
 Result<uint64_t> RingBytesFromEnv();
+
+// Default for WEFT_SHM_REWIND_BYTES: how far into its ring a drained link starts over
+// (Ring::RewindIfDrained). Measured on 2-rank allreduce, docs/BENCHMARKS.md.
+inline constexpr uint64_t kDefaultRewindBytes = 64ull << 10;
+
+// WEFT_SHM_REWIND_BYTES: bytes (>= 0); 0 turns rewinding off. Read by each sender for
+// itself: the receiver follows the marker whatever the sender chose.
+Result<uint64_t> RewindBytesFromEnv();
 
 class Segment {
  public:

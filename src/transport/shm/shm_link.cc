@@ -9,12 +9,16 @@
 
 namespace weft::transport::shm {
 
-ShmLink::ShmLink(int self, int peer, std::unique_ptr<Segment> segment, uint64_t cma_threshold)
+ShmLink::ShmLink(int self, int peer, std::unique_ptr<Segment> segment, uint64_t cma_threshold,
+                 uint64_t rewind_bytes)
     : Link(self, peer),
       segment_(std::move(segment)),
       out_(segment_->SendRing()),
       in_(segment_->RecvRing()),
-      cma_threshold_(cma_threshold) {}
+      cma_threshold_(cma_threshold),
+      rewind_window_(rewind_bytes == 0 ? UINT64_MAX : rewind_bytes) {
+  static_assert(kRewindMarker != kWireMagic, "a rewind must never read as a header");
+}
 
 Result<bool> ShmLink::Progress() {
   if (!failed_.ok()) return failed_;
@@ -50,6 +54,7 @@ bool ShmLink::ProgressSends() {
   while (!sends_.empty()) {
     SendOp* op = sends_.front();
     constexpr uint64_t kHdr = sizeof(WireHeader);
+    if (send_off_ == 0) out_.RewindIfDrained(rewind_window_, kRewindMarker);
     if (send_off_ < kHdr) {
       size_t n =
           out_.Write(reinterpret_cast<const uint8_t*>(&op->header) + send_off_, kHdr - send_off_);
@@ -91,6 +96,19 @@ Result<bool> ShmLink::ProgressRecvs() {
   while (!recvs_.empty()) {
     RecvOp* op = recvs_.front();
     constexpr uint64_t kHdr = sizeof(WireHeader);
+    if (in_header_off_ == 0) {
+      // The magic alone first: it may be the sender's rewind marker, and then what
+      // follows it in the ring is skipped space, not the rest of a header.
+      constexpr uint64_t kMagic = sizeof(in_header_.magic);
+      size_t n = in_.Read(&in_header_.magic, kMagic);
+      if (n == 0) break;
+      moved = true;
+      if (n == kMagic && in_header_.magic == kRewindMarker) {
+        in_.SkipToStart();
+        continue;
+      }
+      in_header_off_ = n;
+    }
     if (in_header_off_ < kHdr) {
       size_t n =
           in_.Read(reinterpret_cast<uint8_t*>(&in_header_) + in_header_off_, kHdr - in_header_off_);

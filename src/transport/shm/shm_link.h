@@ -8,6 +8,10 @@
 // payload straight out of the sender's memory and counts it in cma_done, which is what
 // completes the send.
 //
+// A sender whose ring the peer has drained starts the next message at the ring's start
+// once it is `rewind_bytes` in (Ring::RewindIfDrained), leaving kRewindMarker where a
+// header would be; small messages so stay on a few hot cache lines and pages.
+//
 // Progress copies as much as both rings allow and never blocks. There is no file
 // descriptor to poll (PollFd() == -1): the executor must call Progress() to notice new
 // bytes. A peer that destroyed its link is reported at once; a peer process that died is
@@ -28,8 +32,9 @@ namespace weft::transport::shm {
 class ShmLink final : public Link {
  public:
   // cma_threshold: messages of at least this many bytes are sent single-copy (cma.h);
-  // 0: everything goes through the ring.
-  ShmLink(int self, int peer, std::unique_ptr<Segment> segment, uint64_t cma_threshold = 0);
+  // 0: everything goes through the ring. rewind_bytes: see above; 0: never rewind.
+  ShmLink(int self, int peer, std::unique_ptr<Segment> segment, uint64_t cma_threshold = 0,
+          uint64_t rewind_bytes = kDefaultRewindBytes);
   ~ShmLink() override = default;
 
   void PostSend(SendOp* op) override { sends_.push_back(op); }
@@ -46,6 +51,8 @@ class ShmLink final : public Link {
   // How long without progress before checking whether the peer process is alive.
   static constexpr std::chrono::milliseconds kLivenessInterval{100};
   static constexpr uint32_t kClockEveryIdlePasses = 256;
+  // Stands in a header's magic field (never kWireMagic) where the sender rewound.
+  static constexpr uint32_t kRewindMarker = 0x444e5752;  // "RWND"
 
  private:
   bool ProgressSends();
@@ -59,6 +66,7 @@ class ShmLink final : public Link {
   Ring in_;
 
   uint64_t cma_threshold_;
+  uint64_t rewind_window_;  // Ring::RewindIfDrained's window; UINT64_MAX: never
 
   std::deque<SendOp*> sends_;
   uint64_t send_off_ = 0;  // bytes of the front send (header + payload) already written

@@ -36,14 +36,16 @@ struct Pair {
   std::unique_ptr<ShmLink> a, b;
 };
 
-Pair MakePair(uint64_t comm, uint64_t ring_bytes, uint64_t cma_threshold = 0) {
+Pair MakePair(uint64_t comm, uint64_t ring_bytes, uint64_t cma_threshold = 0,
+              uint64_t rewind_bytes = kDefaultRewindBytes) {
   auto seg0 = Segment::Create(comm, 0, 1, ring_bytes, cma_threshold);
   EXPECT_TRUE(seg0.ok()) << seg0.status().ToString();
   auto seg1 = Segment::Open(comm, 1, 0, Deadline::AfterSeconds(5));
   EXPECT_TRUE(seg1.ok()) << seg1.status().ToString();
   EXPECT_TRUE((*seg0)->WaitPeerAttached(Deadline::AfterSeconds(5)).ok());
-  return Pair{std::make_unique<ShmLink>(0, 1, std::move(seg0).value(), cma_threshold),
-              std::make_unique<ShmLink>(1, 0, std::move(seg1).value(), cma_threshold)};
+  return Pair{
+      std::make_unique<ShmLink>(0, 1, std::move(seg0).value(), cma_threshold, rewind_bytes),
+      std::make_unique<ShmLink>(1, 0, std::move(seg1).value(), cma_threshold, rewind_bytes)};
 }
 
 TEST(ShmSegmentTest, NameIsGoneOnceBothAttached) {
@@ -114,13 +116,78 @@ TEST(ShmSegmentTest, RingBytesFromEnv) {
   unsetenv("WEFT_SHM_RING_BYTES");
 }
 
+TEST(ShmSegmentTest, RewindBytesFromEnv) {
+  unsetenv("WEFT_SHM_REWIND_BYTES");
+  EXPECT_EQ(RewindBytesFromEnv().value(), kDefaultRewindBytes);
+  setenv("WEFT_SHM_REWIND_BYTES", "0", 1);
+  EXPECT_EQ(RewindBytesFromEnv().value(), 0u);
+  for (const char* bad : {"-1", "abc"}) {
+    setenv("WEFT_SHM_REWIND_BYTES", bad, 1);
+    EXPECT_EQ(RewindBytesFromEnv().status().code(), Code::kInvalidArgument) << bad;
+  }
+  unsetenv("WEFT_SHM_REWIND_BYTES");
+}
+
+// The ring alone: a rewind happens only when drained and past the window, and the
+// consumer's skip lands exactly where the producer's next write starts.
+TEST(ShmRingTest, RewindOnlyWhenDrainedAndPastTheWindow) {
+  constexpr uint32_t kMarker = ShmLink::kRewindMarker;
+  RingControl ctl;
+  std::vector<uint8_t> data(4096);
+  Ring producer(&ctl, data.data(), data.size()), consumer(&ctl, data.data(), data.size());
+  std::vector<uint8_t> msg = Pattern(0, 1, 100), got(100);
+  EXPECT_FALSE(producer.RewindIfDrained(64, kMarker));  // at the start already
+  ASSERT_EQ(producer.Write(msg.data(), msg.size()), 100u);
+  EXPECT_FALSE(producer.RewindIfDrained(64, kMarker));  // not read yet
+  ASSERT_EQ(consumer.Read(got.data(), got.size()), 100u);
+  EXPECT_FALSE(producer.RewindIfDrained(128, kMarker));  // inside the window
+  EXPECT_TRUE(producer.RewindIfDrained(64, kMarker));
+  EXPECT_EQ(ctl.head.load() % 4096, 0u);
+  uint32_t marker = 0;
+  ASSERT_EQ(consumer.Read(&marker, sizeof(marker)), sizeof(marker));
+  EXPECT_EQ(marker, kMarker);
+  consumer.SkipToStart();
+  EXPECT_EQ(ctl.tail.load(), ctl.head.load());
+  ASSERT_EQ(producer.Write(msg.data(), msg.size()), 100u);
+  std::fill(got.begin(), got.end(), 0);
+  ASSERT_EQ(consumer.Read(got.data(), got.size()), 100u);
+  EXPECT_EQ(got, msg);
+  EXPECT_EQ(consumer.Readable(), 0u);
+}
+
+// One message at a time (the ring drained before each send, as in a latency-bound
+// exchange): with a 256-byte window every send past it rewinds, and every message of
+// every size, ring-sized and single-copy ones included, arrives intact while the writes
+// stay near the ring's start.
+TEST(ShmLinkTest, DrainedSmallMessagesRewindAndArriveIntact) {
+  constexpr uint64_t kRing = 16384, kWindow = 256;
+  Pair p = MakePair(UniqueCommId(), kRing, /*cma_threshold=*/8192, kWindow);
+  const size_t sizes[] = {0, 1, 3, 31, 64, 200, 255, 256, 1000, 4096, 12000, 20000, 8};
+  uint64_t seq = 0;
+  for (int round = 0; round < 20; ++round) {
+    for (size_t bytes : sizes) {
+      std::vector<uint8_t> out = Pattern(round, static_cast<int>(bytes), bytes), in(bytes);
+      SendOp s{Header(0, 1, seq, bytes), out.data()};
+      RecvOp r{Header(0, 1, seq, bytes), in.data()};
+      ++seq;
+      p.a->PostSend(&s);
+      p.b->PostRecv(&r);
+      ASSERT_TRUE(Pump({p.a.get(), p.b.get()}, Deadline::AfterSeconds(10)).ok());
+      ASSERT_TRUE(s.done && r.done);
+      ASSERT_EQ(in, out) << "round " << round << ", " << bytes << " bytes";
+    }
+  }
+}
+
 // Without single-copy (everything through a ring far smaller than the messages), and
 // with it from 4 KiB (so small messages use the ring, large ones the peer's memory, in
-// one FIFO stream).
-class ShmTransferTest : public ::testing::TestWithParam<uint64_t> {};
+// one FIFO stream); each with rewinding off and with a small window (rewinds
+// interleaved with queued traffic).
+class ShmTransferTest
+    : public ::testing::TestWithParam<std::pair<uint64_t, uint64_t>> {};
 
 TEST_P(ShmTransferTest, MessagesLargerThanTheRingInBothDirections) {
-  Pair p = MakePair(UniqueCommId(), 4096, GetParam());
+  Pair p = MakePair(UniqueCommId(), 4096, GetParam().first, GetParam().second);
   const size_t sizes[] = {0, 1, 31, 33, 4095, 4096, 4097, 100000};
   std::vector<std::vector<uint8_t>> out_a, out_b, in_a, in_b;
   std::vector<SendOp> sa(std::size(sizes)), sb(std::size(sizes));
@@ -150,7 +217,11 @@ TEST_P(ShmTransferTest, MessagesLargerThanTheRingInBothDirections) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(RingAndSingleCopy, ShmTransferTest, ::testing::Values(0, 4096));
+INSTANTIATE_TEST_SUITE_P(RingAndSingleCopy, ShmTransferTest,
+                         ::testing::Values(std::pair<uint64_t, uint64_t>{0, 0},
+                                           std::pair<uint64_t, uint64_t>{4096, 0},
+                                           std::pair<uint64_t, uint64_t>{0, 64},
+                                           std::pair<uint64_t, uint64_t>{4096, 64}));
 
 TEST(ShmSetupTest, SingleCopyIsProbedAndUsedBetweenProcessesOfOneUser) {
   // Both "ranks" are this process: the probe reads our own memory, which Linux always
