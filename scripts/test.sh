@@ -8,6 +8,11 @@ B=${WEFT_BUILD_DIR:-build}
 start=$(date +%s)
 ctest --test-dir "$B" --output-on-failure -j"$(nproc)" --timeout 900 "$@"
 echo "test.sh: C++ suite finished in $(( $(date +%s) - start )) s"
+# ASan+UBSan and TSan builds running the unit, fuzz and failure-path multi-process tests
+# (scripts/sanitize.sh; each build takes several minutes on 2 cores).
+if [ "${WEFT_SKIP_SANITIZERS:-0}" != 1 ]; then
+  bash scripts/sanitize.sh all
+fi
 # The torch.distributed backend (installs torch from PyPI on first use).
 if [ "${WEFT_SKIP_PYTHON:-0}" != 1 ]; then
   bash tests/python/run.sh
