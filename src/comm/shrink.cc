@@ -4,7 +4,6 @@
 #include <chrono>
 #include <map>
 #include <mutex>
-#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -15,6 +14,7 @@
 #include "bootstrap/rendezvous.h"
 #include "bootstrap/store.h"
 #include "comm/init.h"
+#include "comm/shrink_codec.h"
 #include "core/env.h"
 #include "core/log.h"
 
@@ -36,90 +36,14 @@ constexpr char kListed = 'x';  // in a caller's exclude list
 constexpr char kLost = 'l';    // named as lost, and silent for the grace
 constexpr char kSilent = 't';  // silent until WEFT_TIMEOUT
 
-// What one caller posts: its exclude list, or the ranks its failure names as lost.
-struct Post {
-  std::vector<int> listed;
-  std::vector<int> lost;
-};
-
-std::string JoinRanks(const std::vector<int>& ranks) {
-  return fmt::format("{}", fmt::join(ranks, ","));
-}
-
-Result<std::vector<int>> ParseRanks(const std::string& text, int size) {
-  std::vector<int> out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t comma = text.find(',', pos);
-    if (comma == std::string::npos) comma = text.size();
-    std::string item = text.substr(pos, comma - pos);
-    char* end = nullptr;
-    long r = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || r < 0 || r >= size)
-      return ProtocolError(fmt::format("bad rank '{}' in '{}'", item, text));
-    out.push_back(static_cast<int>(r));
-    pos = comma + 1;
-  }
-  return out;
-}
-
-// "x=1,3;l=2"
-std::string EncodePost(const Post& p) {
-  return fmt::format("x={};l={}", JoinRanks(p.listed), JoinRanks(p.lost));
-}
-
-Result<Post> DecodePost(const std::string& v, int size) {
-  size_t semi = v.find(';');
-  if (v.compare(0, 2, "x=") != 0 || semi == std::string::npos || v.compare(semi, 3, ";l=") != 0)
-    return ProtocolError(fmt::format("malformed shrink post '{}'", v));
-  Post p;
-  WEFT_ASSIGN_OR_RETURN(p.listed, ParseRanks(v.substr(2, semi - 2), size));
-  WEFT_ASSIGN_OR_RETURN(p.lost, ParseRanks(v.substr(semi + 3), size));
-  return p;
-}
-
-// The decision: "<decider>|<rank>:<why>,..."
-struct Decision {
-  int decider = -1;
-  std::map<int, char> excluded;
-};
-
-std::string EncodeDecision(const Decision& d) {
-  std::string out = fmt::format("{}|", d.decider);
-  for (auto [r, why] : d.excluded) out += fmt::format("{}{}:{}", out.back() == '|' ? "" : ",", r, why);
-  return out;
-}
-
-Result<Decision> DecodeDecision(const std::string& v, int size) {
-  auto bad = [&] { return ProtocolError(fmt::format("malformed shrink decision '{}'", v)); };
-  size_t bar = v.find('|');
-  if (bar == std::string::npos) return bad();
-  Decision d;
-  WEFT_ASSIGN_OR_RETURN(std::vector<int> decider, ParseRanks(v.substr(0, bar), size));
-  if (decider.size() != 1) return bad();
-  d.decider = decider[0];
-  size_t pos = bar + 1;
-  while (pos < v.size()) {
-    size_t comma = v.find(',', pos);
-    if (comma == std::string::npos) comma = v.size();
-    std::string item = v.substr(pos, comma - pos);
-    size_t colon = item.find(':');
-    if (colon == std::string::npos || colon + 2 != item.size()) return bad();
-    WEFT_ASSIGN_OR_RETURN(std::vector<int> r, ParseRanks(item.substr(0, colon), size));
-    d.excluded[r.at(0)] = item[colon + 1];
-    pos = comma + 1;
-  }
-  return d;
-}
-
 std::string PostKey(const std::string& prefix, int rank) {
   return fmt::format("{}/post/{}", prefix, rank);
 }
 
 // The agreement (see shrink.h). Every store call has its own WEFT_TIMEOUT bound; the
 // waiting for silent ranks ends at `wait_until`.
-Result<Decision> Agree(bootstrap::StoreClient& store, const std::string& prefix, int rank,
-                       int size, const Post& mine, double timeout_s) {
+Result<ShrinkDecision> Agree(bootstrap::StoreClient& store, const std::string& prefix, int rank,
+                       int size, const ShrinkPost& mine, double timeout_s) {
   auto op = [&] { return Deadline::AfterSeconds(timeout_s); };
   const Clock::time_point start = Clock::now();
   const Deadline wait_until = Deadline::AfterSeconds(timeout_s);
@@ -128,7 +52,7 @@ Result<Decision> Agree(bootstrap::StoreClient& store, const std::string& prefix,
                   std::chrono::duration<double>(std::min(kLostGraceSeconds, timeout_s)));
   const std::string decision_key = prefix + "/decision";
 
-  WEFT_RETURN_IF_ERROR(store.Set(PostKey(prefix, rank), EncodePost(mine), op()));
+  WEFT_RETURN_IF_ERROR(store.Set(PostKey(prefix, rank), EncodeShrinkPost(mine), op()));
   std::map<int, char> excluded;
   for (int r : mine.listed) excluded[r] = kListed;
   std::set<int> lost(mine.lost.begin(), mine.lost.end());
@@ -141,7 +65,7 @@ Result<Decision> Agree(bootstrap::StoreClient& store, const std::string& prefix,
       WEFT_ASSIGN_OR_RETURN(bool has, store.Check(PostKey(prefix, q), op()));
       if (!has) continue;
       WEFT_ASSIGN_OR_RETURN(std::string v, store.Get(PostKey(prefix, q), op()));
-      auto post = DecodePost(v, size);
+      auto post = DecodeShrinkPost(v, size);
       if (!post.ok()) return post.status().WithContext(fmt::format("the post of rank {}", q));
       posted.insert(q);
       for (int r : post->listed) excluded.emplace(r, kListed);  // sets only grow
@@ -157,8 +81,8 @@ Result<Decision> Agree(bootstrap::StoreClient& store, const std::string& prefix,
       // The first to finish publishes; the counter makes "first" atomic in the store.
       WEFT_ASSIGN_OR_RETURN(int64_t claim, store.Add(prefix + "/claim", 1, op()));
       if (claim == 1) {
-        Decision d{rank, excluded};
-        WEFT_RETURN_IF_ERROR(store.Set(decision_key, EncodeDecision(d), op()));
+        ShrinkDecision d{rank, excluded};
+        WEFT_RETURN_IF_ERROR(store.Set(decision_key, EncodeShrinkDecision(d), op()));
       }
       break;
     }
@@ -167,7 +91,7 @@ Result<Decision> Agree(bootstrap::StoreClient& store, const std::string& prefix,
   auto v = store.Get(decision_key, op());
   if (!v.ok())
     return v.status().WithContext("waiting for the rank that claimed the decision to publish it");
-  return DecodeDecision(v.value(), size);
+  return DecodeShrinkDecision(v.value(), size);
 }
 
 std::string Reason(char why, double timeout_s) {
@@ -190,17 +114,6 @@ uint64_t ChildId(uint64_t parent, uint64_t epoch, const std::vector<int>& member
 }
 
 }  // namespace
-
-std::vector<int> LostRanksNamedIn(const std::string& failure, int size) {
-  static const std::regex kLostRank("lost connection to rank ([0-9]+)");
-  std::set<int> found;
-  for (auto it = std::sregex_iterator(failure.begin(), failure.end(), kLostRank);
-       it != std::sregex_iterator(); ++it) {
-    long r = std::strtol((*it)[1].str().c_str(), nullptr, 10);
-    if (r >= 0 && r < size) found.insert(static_cast<int>(r));
-  }
-  return {found.begin(), found.end()};
-}
 
 Result<std::unique_ptr<Communicator>> Shrink(Communicator& parent,
                                              const std::vector<int>& exclude,
@@ -235,7 +148,7 @@ Result<std::unique_ptr<Communicator>> Shrink(Communicator& parent,
   WEFT_ASSIGN_OR_RETURN(double timeout_s, TimeoutSeconds());
 
   // The failure's cause is read before an abort replaces it with "called weftCommAbort".
-  Post mine;
+  ShrinkPost mine;
   mine.listed = listed;
   if (listed.empty()) {
     Status failure = parent.AsyncError();
@@ -247,7 +160,7 @@ Result<std::unique_ptr<Communicator>> Shrink(Communicator& parent,
   if (abort_parent) parent.Abort();
 
   const std::string prefix = fmt::format("weft/shrink/{:016x}/{}", parent.id(), epoch);
-  Result<Decision> decision = Internal("unset");
+  Result<ShrinkDecision> decision = Internal("unset");
   {
     std::lock_guard<std::mutex> lock(*boot.store_mu);
     decision = Agree(*boot.store, prefix, rank, size, mine, timeout_s);
@@ -259,7 +172,7 @@ Result<std::unique_ptr<Communicator>> Shrink(Communicator& parent,
         "other launchers; if that process is gone no shrink is possible)",
         what, boot.store->address().ToString()));
   }
-  const Decision& d = decision.value();
+  const ShrinkDecision& d = decision.value();
   auto self = d.excluded.find(rank);
   if (self != d.excluded.end())
     return InvalidUsage(fmt::format(

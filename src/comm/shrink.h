@@ -31,9 +31,4 @@ Result<std::unique_ptr<Communicator>> Shrink(Communicator& parent,
                                              const std::vector<int>& exclude,
                                              bool abort_parent);
 
-// The ranks that `failure` (a communicator's error text) says were lost: "lost
-// connection to rank R" (a closed or reset link, a dead process), also when quoted from
-// a peer's abort frame. Hints only: a named rank that still takes part is kept.
-std::vector<int> LostRanksNamedIn(const std::string& failure, int size);
-
 }  // namespace weft::comm
