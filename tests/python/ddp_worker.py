@@ -1,7 +1,13 @@
 """One rank of DDP training with weft and with gloo from the same seed.
 
-Writes $WEFT_TEST_OUT/rank<r>.json: the per-step losses of both runs and whether the
-final weft parameters are bit-identical on every rank.
+Writes $WEFT_TEST_OUT/rank<r>.json (the per-step losses of both runs) and
+rank<r>.pt (the final weft parameters); the test compares the parameters across ranks.
+
+Why files and not a last gloo all_gather: gloo's worker thread drops its reference to a
+finished Work (and so to the Python tensors in it) after wait() has returned. If the
+process exits in that window, the thread takes the GIL during interpreter shutdown and
+aborts ("terminate called without an active exception"), a torch race seen 1 time in
+5-30 runs on a loaded 2-core machine.
 """
 import json
 import os
@@ -47,12 +53,10 @@ def main():
     weft = dist.new_group(backend="weft")
     gloo_losses, _ = train(gloo)
     weft_losses, params = train(weft)
-    everyone = [torch.zeros_like(params) for _ in range(dist.get_world_size())]
-    dist.all_gather(everyone, params, group=gloo)  # the reference transport checks weft
-    identical = all(torch.equal(everyone[0], p) for p in everyone)
-    with open(os.path.join(os.environ["WEFT_TEST_OUT"], f"rank{RANK}.json"), "w") as f:
-        json.dump({"gloo": gloo_losses, "weft": weft_losses,
-                   "params_identical_across_ranks": identical}, f)
+    out = os.environ["WEFT_TEST_OUT"]
+    torch.save(params, os.path.join(out, f"rank{RANK}.pt"))
+    with open(os.path.join(out, f"rank{RANK}.json"), "w") as f:
+        json.dump({"gloo": gloo_losses, "weft": weft_losses}, f)
     dist.destroy_process_group()
 
 
