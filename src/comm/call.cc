@@ -13,13 +13,17 @@ const char* CallName(const Call& call) {
   return "?";
 }
 
-namespace {
-bool IsRooted(sched::Collective c) {
+bool HasRoot(sched::Collective c) {
   using sched::Collective;
   return c == Collective::kReduce || c == Collective::kBroadcast || c == Collective::kGather ||
          c == Collective::kScatter;
 }
-}  // namespace
+
+bool Reduces(sched::Collective c) {
+  using sched::Collective;
+  return c == Collective::kAllReduce || c == Collective::kReduce ||
+         c == Collective::kReduceScatter;
+}
 
 Status ValidateCall(const Call& call, int rank, int size) {
   const char* name = CallName(call);
@@ -42,7 +46,7 @@ Status ValidateCall(const Call& call, int rank, int size) {
     return Status::Ok();
   }
 
-  if (IsRooted(call.coll) && (call.root < 0 || call.root >= size))
+  if (HasRoot(call.coll) && (call.root < 0 || call.root >= size))
     return bad(fmt::format("root {} is out of range [0, {})", call.root, size));
   if (call.coll == sched::Collective::kBarrier || call.count == 0) return Status::Ok();
 

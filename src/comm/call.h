@@ -25,6 +25,11 @@ struct Call {
   int peer = -1;  // send / recv
 };
 
+// Broadcast, reduce, gather and scatter: the collectives whose `root` means something.
+bool HasRoot(sched::Collective c);
+// Allreduce, reduce and reducescatter: the collectives whose `op` means something.
+bool Reduces(sched::Collective c);
+
 // "allreduce", "send", ...
 const char* CallName(const Call& call);
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "comm/call_check.h"
 #include "core/env.h"
 #include "core/log.h"
 #include "exec/executor.h"
@@ -56,9 +57,12 @@ Result<std::unique_ptr<Communicator>> Communicator::Create(int rank, int size, u
                         sched::CostModel::Parse(GetEnv("WEFT_COST_MODEL").value_or("")));
   WEFT_ASSIGN_OR_RETURN(sched::Planner planner,
                         sched::Planner::Create(GetEnv("WEFT_ALGO").value_or(""), costs));
+  WEFT_ASSIGN_OR_RETURN(CheckCalls check_calls,
+                        ParseCheckCalls(GetEnv("WEFT_CHECK_CALLS").value_or("")));
   std::unique_ptr<Communicator> comm(
       new Communicator(rank, size, comm_id, std::move(planner), timeout_s));
   comm->bootstrap_ = std::move(bootstrap);
+  comm->check_calls_ = check_calls;
 
   transport::MeshOptions options;
   options.rank = rank;
@@ -241,6 +245,12 @@ Status Communicator::ExecuteDeviceTask(Task& task) {
     Deadline deadline = Deadline::AfterSeconds(timeout_s_);
     st = gpu::SetDevice(device_->device());
     if (st.ok()) st = device_->gate().WaitReady(task.ticket, deadline);
+    Status checked = st.ok() ? CheckCall(task.call, task.seq) : Status::Ok();
+    if (!checked.ok()) {
+      // Refused on every rank alike, before any data moved: the communicator goes on.
+      device_->gate().Release(task.ticket);
+      return checked;
+    }
     if (st.ok()) st = device_->RunCollective(task.call, task.seq, deadline);
     if (!st.ok()) {
       st = st.WithContext(fmt::format("rank {}: {} seq {} on device buffers", rank_,
@@ -373,9 +383,34 @@ Status Communicator::ExecuteOrFail(const Call& call, uint64_t seq) {
   if (!failure_.ok()) {
     return RefusedAfterFailure(call, failure_);
   }
+  // A mismatch is refused on every rank alike, before any data moved: the communicator
+  // goes on.
+  WEFT_RETURN_IF_ERROR(CheckCall(call, seq));
   Status st = Execute(call, seq);
   if (IsFatal(st)) Fail(st);
   return st;
+}
+
+Status Communicator::CheckCall(const Call& call, uint64_t seq) {
+  if (!ShouldCheck(check_calls_, call)) return Status::Ok();
+  uint8_t mine[kCallFingerprintBytes];
+  EncodeFingerprint(FingerprintOf(call), mine);
+  std::vector<uint8_t> all(kCallFingerprintBytes * size_);
+  Call exchange;
+  exchange.coll = Collective::kAllGather;
+  exchange.send = mine;
+  exchange.recv = all.data();
+  exchange.count = kCallFingerprintBytes;
+  exchange.dtype = DataType::kUint8;
+  // Under the call's own sequence number: the wire kind tells the two apart.
+  Status st = Execute(exchange, seq, transport::kCallCheck);
+  if (!st.ok()) {
+    st = st.WithContext(fmt::format("rank {}: {} seq {}: exchanging call fingerprints "
+                                    "(WEFT_CHECK_CALLS)", rank_, CallName(call), seq));
+    if (IsFatal(st)) Fail(st);
+    return st;
+  }
+  return CompareFingerprints(all.data(), size_, rank_, seq);
 }
 
 void Communicator::Fail(const Status& cause) {
@@ -472,7 +507,9 @@ Result<const sched::Schedule*> Communicator::GetSchedule(const sched::Collective
 }
 
 Status Communicator::Execute(const Call& call, uint64_t seq, uint16_t kind) {
-  const char* op = kind == transport::kDeviceSync ? "device-sync" : CallName(call);
+  const char* op = kind == transport::kDeviceSync  ? "device-sync"
+                   : kind == transport::kCallCheck ? "call-check"
+                                                   : CallName(call);
   exec::Progress* progress = recorder_->Begin(seq, op, call.count * DataTypeSize(call.dtype),
                                               DataTypeName(call.dtype), "");
   Status st = ExecuteSchedule(call, seq, kind, progress);
@@ -486,7 +523,7 @@ Status Communicator::ExecuteSchedule(const Call& call, uint64_t seq, uint16_t ki
   exec::ExecContext ctx;
   ctx.progress = progress;
   ctx.dtype = call.dtype;
-  ctx.op = call.op;
+  ctx.op = Reduces(call.coll) ? call.op : RedOp::kSum;  // in the header: ignored ops must not differ
   ctx.seq = seq;
   ctx.deadline = Deadline::AfterSeconds(timeout_s_);
   ctx.what = CallName(call);
@@ -510,6 +547,7 @@ Status Communicator::ExecuteSchedule(const Call& call, uint64_t seq, uint16_t ki
   }
 
   ctx.kind = kind != 0 ? kind : static_cast<uint16_t>(call.coll);
+  ctx.root = HasRoot(call.coll) ? call.root : -1;
   sched::CollectiveSpec spec{call.coll, rank_, size_, call.root, call.count, topology_};
   if (call.coll == Collective::kBarrier) spec.count = 0;
   const char* algo = "";

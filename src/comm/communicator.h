@@ -7,7 +7,8 @@
 // progress together (so rings of them cannot deadlock); a collective queued behind them
 // starts when they have completed. After a transport error, a timeout or a mismatch the
 // communicator is failed: the links may hold half a message, so every later call
-// returns Aborted with the original cause. Failing sends each peer the cause
+// returns Aborted with the original cause. (A mismatch that WEFT_CHECK_CALLS finds before
+// any data moved is refused on every rank alike and leaves the communicator usable.) Failing sends each peer the cause
 // (Link::SendAbort) and shuts the links, so every rank's error names the original failure.
 //
 // Thread-safety: one user thread at a time (as NCCL), except Abort(), which any thread may
@@ -29,6 +30,7 @@
 
 #include "comm/aligned_buffer.h"
 #include "comm/call.h"
+#include "comm/call_check.h"
 #include "comm/device_path.h"
 #include "comm/flight_recorder.h"
 #include "comm/request.h"
@@ -105,6 +107,9 @@ class Communicator {
 
   uint64_t NextSeq(const Call& call);       // requires mu_
   Status ExecuteOrFail(const Call& call, uint64_t seq);  // requires exec_mu_
+  // WEFT_CHECK_CALLS (comm/call_check.h): Ok, or InvalidUsage naming the field and ranks
+  // that differ (the communicator stays usable), or the exchange's own failure (fatal).
+  Status CheckCall(const Call& call, uint64_t seq);  // requires exec_mu_
   void Fail(const Status& cause);                        // requires exec_mu_
   // kind: the wire kind of the messages (0: the call's own).
   Status Execute(const Call& call, uint64_t seq, uint16_t kind = 0);  // requires exec_mu_
@@ -138,6 +143,7 @@ class Communicator {
   std::unique_ptr<transport::Mesh> mesh_;  // null after Abort()
   Bootstrap bootstrap_;
   std::atomic<bool> aborting_{false};  // set by Abort(); read by running calls
+  CheckCalls check_calls_ = CheckCalls::kRooted;  // WEFT_CHECK_CALLS
 
   std::mutex mu_;  // guards the fields below up to exec_mu_
   std::condition_variable cv_;

@@ -59,7 +59,7 @@ transport::WireHeader Executor::Header(int step, size_t count) const {
   h.seq = ctx_->seq;
   h.step = static_cast<uint32_t>(step);
   h.dtype_op = transport::PackDtypeOp(static_cast<uint32_t>(ctx_->dtype),
-                                      static_cast<uint32_t>(ctx_->op));
+                                      static_cast<uint32_t>(ctx_->op), ctx_->root);
   h.bytes = count * esize_;
   return h;
 }

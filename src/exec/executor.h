@@ -26,6 +26,7 @@ namespace weft::exec {
 struct ExecContext {
   DataType dtype = DataType::kFloat32;
   RedOp op = RedOp::kSum;       // kAvg is reduced as kSum
+  int root = -1;                // rooted collectives; -1 otherwise (WireHeader root tag)
   uint16_t kind = 0;            // WireHeader::kind
   uint64_t seq = 0;             // WireHeader::seq
   Deadline deadline = Deadline::Never();

@@ -22,16 +22,24 @@ std::string KindName(uint16_t kind) {
   if (kind < kNumKinds) return kCollectiveNames[kind];
   if (kind == kPointToPoint) return "p2p";
   if (kind == kDeviceSync) return "device-buffer sync";
+  if (kind == kCallCheck) return "call check";
   if (kind == kAbortFrame) return "abort";
   return fmt::format("kind {:#x}", kind);
 }
 
+uint32_t RootTag(uint32_t dtype_op) { return dtype_op >> 16; }
+uint32_t DtypeAndOp(uint32_t dtype_op) { return dtype_op & 0xffffu; }
+
 std::string DtypeOpName(uint32_t dtype_op) {
-  uint32_t dtype = dtype_op >> 8;
+  uint32_t dtype = (dtype_op >> 8) & 0xffu;
   uint32_t op = dtype_op & 0xffu;
   if (dtype < static_cast<uint32_t>(kNumDataTypes) && op < static_cast<uint32_t>(kNumRedOps)) {
-    return fmt::format("{}/{}", DataTypeName(static_cast<DataType>(dtype)),
-                       RedOpName(static_cast<RedOp>(op)));
+    std::string name = fmt::format("{}/{}", DataTypeName(static_cast<DataType>(dtype)),
+                                   RedOpName(static_cast<RedOp>(op)));
+    // The tag is root + 1 mod 2^16 (PackDtypeOp), so this is the root for any world
+    // smaller than 65536 ranks.
+    if (RootTag(dtype_op) != 0) name += fmt::format(" root {}", RootTag(dtype_op) - 1);
+    return name;
   }
   return fmt::format("dtype_op {:#x}", dtype_op);
 }
@@ -42,8 +50,9 @@ const char* MismatchCause(const WireHeader& got, const WireHeader& expect) {
   if (got.kind != expect.kind) return "the ranks called different collectives";
   if (got.seq != expect.seq)
     return "the ranks are at different calls (one skipped or repeated a collective)";
-  if (got.dtype_op != expect.dtype_op)
+  if (DtypeAndOp(got.dtype_op) != DtypeAndOp(expect.dtype_op))
     return "the ranks passed different data types or reduction operators";
+  if (RootTag(got.dtype_op) != RootTag(expect.dtype_op)) return "the ranks passed different roots";
   if (got.bytes != expect.bytes) return "the ranks passed different counts";
   return "the ranks run different schedules (different algorithm, root or world size)";
 }

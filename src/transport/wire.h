@@ -12,13 +12,17 @@
 namespace weft::transport {
 
 inline constexpr uint32_t kWireMagic = 0x54464557;  // "WEFT" little-endian
-inline constexpr uint16_t kWireVersion = 1;
+// 2: dtype_op carries the root tag (the header layout is unchanged).
+inline constexpr uint16_t kWireVersion = 2;
 
 // What kind of call a message belongs to: a sched::Collective value, or kPointToPoint.
 inline constexpr uint16_t kPointToPoint = 0x100;
 // The host-side rounds of a collective on device buffers (docs/GPU.md): handle
 // exchange and the barriers between its device phases.
 inline constexpr uint16_t kDeviceSync = 0x101;
+// The fingerprint exchange that WEFT_CHECK_CALLS runs before each collective
+// (comm/call_check.h).
+inline constexpr uint16_t kCallCheck = 0x102;
 
 #pragma pack(push, 1)
 struct WireHeader {
@@ -27,15 +31,20 @@ struct WireHeader {
   uint16_t kind = 0;     // sched::Collective or kPointToPoint
   uint64_t seq = 0;      // per-communicator call number (p2p: per-peer counter)
   uint32_t step = 0;     // message index within the call between this pair
-  uint32_t dtype_op = 0; // (dtype << 8) | redop, for mismatch reports
+  uint32_t dtype_op = 0; // root tag << 16 | dtype << 8 | redop (PackDtypeOp)
   uint64_t bytes = 0;    // payload length that follows the header
 };
 #pragma pack(pop)
 static_assert(sizeof(WireHeader) == 32, "WireHeader is 32 bytes on the wire");
 
-// The dtype_op field: (dtype << 8) | redop, from core/types.h DataType and RedOp values.
-inline constexpr uint32_t PackDtypeOp(uint32_t dtype, uint32_t redop) {
-  return (dtype << 8) | (redop & 0xffu);
+// The dtype_op field: the root tag in the high 16 bits, then the core/types.h DataType
+// and RedOp values, 8 bits each. The root tag is (root + 1) mod 2^16 for a rooted
+// collective and 0 otherwise (root -1), so that ranks passing different roots fail at
+// the first message between them instead of exchanging data under two schedules. Roots
+// that differ by a multiple of 65536 share a tag; WEFT_CHECK_CALLS catches those too.
+inline constexpr uint32_t PackDtypeOp(uint32_t dtype, uint32_t redop, int root = -1) {
+  return ((static_cast<uint32_t>(root + 1) & 0xffffu) << 16) | ((dtype & 0xffu) << 8) |
+         (redop & 0xffu);
 }
 
 // An abort frame: a rank whose communicator fails sends it to each peer just before it
@@ -57,7 +66,7 @@ std::string AbortText(const Status& cause);
 // Unavailable, naming the peer and quoting its cause.
 Status PeerFailed(int self, int peer, const std::string& via, std::string_view text);
 
-// "allreduce seq 7 step 3 float32/sum 4096 bytes"
+// "allreduce seq 7 step 3 float32/sum 4096 bytes", "reduce seq 2 step 0 int32/max root 3 8 bytes"
 std::string Describe(const WireHeader& h);
 
 // Checks a header that `self` received from `peer` against the one its RecvOp expects.

@@ -61,6 +61,9 @@ weft_fuzz_target(launch_env LAYERS bootstrap net core)
 # The shrink agreement's store texts; the codec is compiled in alone (the comm layer
 # brings the whole library).
 weft_fuzz_target(shrink_codec LAYERS core SOURCES ../../src/comm/shrink_codec.cc)
+# WEFT_CHECK_CALLS' comparison of the fingerprints peers sent; compiled in alone likewise.
+weft_fuzz_target(call_check LAYERS sched core
+                 SOURCES ../../src/comm/call_check.cc ../../src/comm/call.cc)
 weft_fuzz_target(unique_id LAYERS comm gpu exec sched transport bootstrap net core SOURCES dns_guard.cc)
 weft_fuzz_target(algo_spec LAYERS sched core)
 weft_fuzz_target(auth_frame LAYERS net core)

@@ -80,6 +80,19 @@ TEST(WireTest, MismatchNamesBothHeadersAndTheCause) {
               HasSubstr("different counts"));
   EXPECT_THAT(CheckHeader(Header(0, 7, 3, 4096), Header(0, 7, 2, 4096), 1, 3).message(),
               HasSubstr("different schedules"));
+  // Rooted collectives carry root + 1 in the top 16 bits of dtype_op.
+  EXPECT_THAT(CheckHeader(Header(2, 7, 0, 64, PackDtypeOp(7, 0, 1)),
+                          Header(2, 7, 0, 64, PackDtypeOp(7, 0, 0)), 1, 3).message(),
+              HasSubstr("root 1 64 bytes: the ranks passed different roots"));
+}
+
+TEST(WireTest, RootTagIsRootPlusOneAndZeroWithoutARoot) {
+  EXPECT_EQ(PackDtypeOp(7, 3) >> 16, 0u);
+  EXPECT_EQ(PackDtypeOp(7, 3, 0) >> 16, 1u);
+  EXPECT_EQ(PackDtypeOp(7, 3, 4095) >> 16, 4096u);
+  EXPECT_EQ(PackDtypeOp(7, 3, 4095) & 0xffffu, PackDtypeOp(7, 3));
+  EXPECT_THAT(Describe(Header(1, 2, 0, 8, PackDtypeOp(2, 3, 5))),
+              HasSubstr("reduce seq 2 step 0 int32/max root 5 8 bytes"));
 }
 
 }  // namespace
