@@ -19,6 +19,7 @@
 #include "exec/reduce.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -268,14 +269,21 @@ constexpr auto kX86V3Table = MakeReduceTable<X86V3Kernels>(kIndices);
 #endif
 constexpr auto kDivideTable = MakeDivideTable(kIndices);
 
+#if WEFT_HAVE_X86V3
+bool CpuHasF16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
+#endif
+
 bool CpuHas(internal::ReduceIsa isa) {
   switch (isa) {
     case internal::ReduceIsa::kGeneric: return true;
     case internal::ReduceIsa::kX86V3:
 #if WEFT_HAVE_X86V3
-      // Also checks that the OS saves the AVX registers.
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") &&
-             __builtin_cpu_supports("fma");
+      // avx2 also checks that the OS saves the AVX registers. F16C through cpuid (leaf 1,
+      // ECX bit 29): clang before 16 rejects __builtin_cpu_supports("f16c").
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && CpuHasF16c();
 #else
       return false;
 #endif
