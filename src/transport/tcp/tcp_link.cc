@@ -1,7 +1,5 @@
 #include "transport/tcp/tcp_link.h"
 
-#include "transport/tcp/tcp_setup.h"
-
 #include <fmt/format.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -18,19 +16,10 @@ constexpr uint64_t kHdr = sizeof(WireHeader);
 // bounded by IOV_MAX (1024) with room to spare.
 constexpr size_t kMaxBatchOps = 32;
 
-// WEFT_TCP_KEEPALIVE, already validated when the connection was tuned (TuneDataSocket).
-int StallBudgetFromEnv() {
-  Result<int> s = KeepAliveFromEnv();
-  return s.ok() ? s.value() : kDefaultKeepAliveS;
-}
-
 }  // namespace
 
-TcpLink::TcpLink(int self, int peer, net::Fd fd, std::string peer_addr)
-    : Link(self, peer),
-      fd_(std::move(fd)),
-      peer_addr_(std::move(peer_addr)),
-      stall_(StallBudgetFromEnv()) {}
+TcpLink::TcpLink(int self, int peer, net::Fd fd, std::string peer_addr, int keepalive_s)
+    : Link(self, peer), fd_(std::move(fd)), peer_addr_(std::move(peer_addr)), stall_(keepalive_s) {}
 
 Status TcpLink::ConnectionError(int err, bool mid_message) const {
   if (err == 0 || err == ECONNRESET || err == EPIPE || err == ENOTCONN || err == ETIMEDOUT) {

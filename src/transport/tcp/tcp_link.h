@@ -23,14 +23,17 @@
 #include "transport/inbound.h"
 #include "transport/link.h"
 #include "transport/tcp/stall_detector.h"
+#include "transport/tcp/tcp_setup.h"
 
 namespace weft::transport::tcp {
 
 class TcpLink final : public Link {
  public:
   // `fd`: a connected stream socket (TCP; a socketpair in tests). `peer_addr` names the
-  // peer's address in error messages ("10.0.0.2:4312").
-  TcpLink(int self, int peer, net::Fd fd, std::string peer_addr);
+  // peer's address in error messages ("10.0.0.2:4312"). `keepalive_s`: WEFT_TCP_KEEPALIVE
+  // as the mesh read it, which also bounds a stall (0: no stall detection).
+  TcpLink(int self, int peer, net::Fd fd, std::string peer_addr,
+          int keepalive_s = kDefaultKeepAliveS);
 
   void PostSend(SendOp* op) override { sends_.push_back(op); }
   void PostRecv(RecvOp* op) override { inbound_.recvs.push_back(op); }
