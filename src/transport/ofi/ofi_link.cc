@@ -92,8 +92,8 @@ Result<bool> OfiLink::Posted(Request* req, ssize_t ret, Post post, const WireHea
     return Unavailable(fmt::format("rank {}: posting the control receive from rank {} ({}): {}",
                                    self_, peer_, Via(), err));
   if (post == Post::kSend)
-    return Unavailable(fmt::format("rank {}: sending {} to rank {} ({}): {}", self_,
-                                   Describe(*op), peer_, Via(), err));
+    return Unavailable(fmt::format("rank {}: sending {} to rank {} ({}): {}", self_, Describe(*op),
+                                   peer_, Via(), err));
   return Unavailable(fmt::format("rank {}: receiving {} from rank {} ({}): {}", self_,
                                  Describe(*op), peer_, Via(), err));
 }
