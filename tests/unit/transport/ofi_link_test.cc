@@ -196,26 +196,6 @@ TEST_F(OfiTest, HeaderMismatchNamesBothCallsAndLeavesTheBufferAlone) {
   EXPECT_EQ(in, std::vector<uint8_t>(100000, 0));
 }
 
-TEST_F(OfiTest, ShutdownFailsThePeersPendingReceive) {
-  Pair p = MakePair();
-  ASSERT_TRUE(p.link[1]);
-  // A link in use: one message each way first.
-  std::vector<uint8_t> a(64, 1), b(64, 0);
-  SendOp s0{Header(0, 0, 0, 64), a.data()};
-  RecvOp r1{Header(0, 0, 0, 64), b.data()};
-  p.link[0]->PostSend(&s0);
-  p.link[1]->PostRecv(&r1);
-  ASSERT_TRUE(Pump({p.link[0].get(), p.link[1].get()}, Deadline::AfterSeconds(10)).ok());
-  p.link[1]->Shutdown();
-  EXPECT_EQ(p.link[1]->Progress().status().code(), Code::kAborted);
-  std::vector<uint8_t> buf(16);
-  RecvOp r{Header(0, 1, 0, 16), buf.data()};
-  p.link[0]->PostRecv(&r);
-  Status st = Pump({p.link[0].get()}, Deadline::AfterSeconds(10));
-  EXPECT_EQ(st.code(), Code::kUnavailable) << st.ToString();
-  EXPECT_THAT(st.message(), HasSubstr("rank 0 lost connection to rank 1 (ofi tcp;ofi_rxm): peer closed"));
-}
-
 // One message from rank 0 to rank 1, so that the provider has connected the pair (rxm
 // connects on the first message): a control message can only leave over a connection.
 void Connect(Pair& p) {
@@ -225,6 +205,20 @@ void Connect(Pair& p) {
   p.link[0]->PostSend(&s0);
   p.link[1]->PostRecv(&r1);
   ASSERT_TRUE(Pump({p.link[0].get(), p.link[1].get()}, Deadline::AfterSeconds(10)).ok());
+}
+
+TEST_F(OfiTest, ShutdownFailsThePeersPendingReceive) {
+  Pair p = MakePair();
+  ASSERT_TRUE(p.link[1]);
+  Connect(p);  // a link in use
+  p.link[1]->Shutdown();
+  EXPECT_EQ(p.link[1]->Progress().status().code(), Code::kAborted);
+  std::vector<uint8_t> buf(16);
+  RecvOp r{Header(0, 1, 0, 16), buf.data()};
+  p.link[0]->PostRecv(&r);
+  Status st = Pump({p.link[0].get()}, Deadline::AfterSeconds(10));
+  EXPECT_EQ(st.code(), Code::kUnavailable) << st.ToString();
+  EXPECT_THAT(st.message(), HasSubstr("rank 0 lost connection to rank 1 (ofi tcp;ofi_rxm): peer closed"));
 }
 
 TEST_F(OfiTest, AbortFrameCarriesTheCauseToThePeer) {
