@@ -85,16 +85,18 @@ Status SetRails(const MeshOptions& o, Card* mine) {
   return Status::Ok();
 }
 
-// The tcp link to one peer from its connections (one per rail, indexed by rail).
+// The tcp link to one peer from its connections (one per rail, indexed by rail);
+// `keepalive_s`: WEFT_TCP_KEEPALIVE (tcp::KeepAliveFromEnv).
 Result<std::unique_ptr<Link>> MakeTcpLink(int self, int peer, std::vector<tcp::TcpConnection> conns,
-                                          uint64_t stripe_min) {
+                                          uint64_t stripe_min, int keepalive_s) {
   std::vector<std::unique_ptr<tcp::TcpLink>> rails;
   for (tcp::TcpConnection& c : conns) {
     std::string what = conns.size() == 1 ? fmt::format("rank {}: socket to rank {}", self, peer)
                                          : fmt::format("rank {}: socket of rail {} to rank {}",
                                                        self, c.rail, peer);
-    WEFT_RETURN_IF_ERROR(tcp::TuneDataSocket(c.fd.get()).WithContext(what));
-    rails.push_back(std::make_unique<tcp::TcpLink>(self, peer, std::move(c.fd), std::move(c.addr)));
+    WEFT_RETURN_IF_ERROR(tcp::TuneDataSocket(c.fd.get(), keepalive_s).WithContext(what));
+    rails.push_back(std::make_unique<tcp::TcpLink>(self, peer, std::move(c.fd), std::move(c.addr),
+                                                   keepalive_s));
   }
   if (rails.size() == 1) return std::unique_ptr<Link>(std::move(rails[0]));
   WEFT_ASSIGN_OR_RETURN(std::unique_ptr<tcp::RailLink> link,
@@ -228,6 +230,9 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
     WEFT_ASSIGN_OR_RETURN(std::vector<tcp::TcpConnection> conns,
                           tcp::ConnectPeers(o.rank, o.size, o.comm_id, o.key, listener.raw_fds(),
                                             connect_to, accept_from, o.deadline));
+    // Read once for every tcp link of the mesh (their sockets' keep-alive and stall bound).
+    Result<int> keepalive_s = tcp::KeepAliveFromEnv();
+    if (!keepalive_s.ok()) return keepalive_s.status().WithContext(fmt::format("rank {}", o.rank));
     std::vector<std::vector<tcp::TcpConnection>> by_peer(o.size);
     for (tcp::TcpConnection& c : conns) {
       if (pair_rails[c.rank] > 1 && c.rank < o.rank) {
@@ -249,8 +254,8 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
       if (pair_rails[r] > 1)
         WEFT_INFO("rank {}: {} tcp rails to rank {}, messages of {} bytes or more striped", o.rank,
                   pair_rails[r], r, stripe_min);
-      WEFT_ASSIGN_OR_RETURN(mesh->links_[r],
-                            MakeTcpLink(o.rank, r, std::move(by_peer[r]), stripe_min));
+      WEFT_ASSIGN_OR_RETURN(mesh->links_[r], MakeTcpLink(o.rank, r, std::move(by_peer[r]),
+                                                         stripe_min, keepalive_s.value()));
     }
   }
   return mesh;  // the listener closes here: every connection is made

@@ -82,6 +82,22 @@ void OfiLink::PostRecv(RecvOp* op) {
   recvs_.push_back(std::move(e));
 }
 
+Result<bool> OfiLink::Posted(Request* req, ssize_t ret, Post post, const WireHeader* op) {
+  if (ret == 0) return true;
+  live_.erase(req);
+  ep_->Release(req);
+  if (ret == -FI_EAGAIN) return false;
+  std::string err = FiError(post == Post::kSend ? "fi_tsend" : "fi_trecv", static_cast<int>(ret));
+  if (post == Post::kControlReceive)
+    return Unavailable(fmt::format("rank {}: posting the control receive from rank {} ({}): {}",
+                                   self_, peer_, Via(), err));
+  if (post == Post::kSend)
+    return Unavailable(fmt::format("rank {}: sending {} to rank {} ({}): {}", self_, Describe(*op),
+                                   peer_, Via(), err));
+  return Unavailable(fmt::format("rank {}: receiving {} from rank {} ({}): {}", self_,
+                                 Describe(*op), peer_, Via(), err));
+}
+
 Status OfiLink::PostSends() {
   fid_ep* ep = ep_->ep();
   for (auto& up : sends_) {
@@ -114,18 +130,8 @@ Status OfiLink::PostSends() {
       }
       ssize_t ret = fi_tsend(ep, buf, len, desc, peer_addr_,
                              Tag(self_, e->seq + part, limits_.seq_bits), &req->ctx);
-      if (ret == -FI_EAGAIN) {
-        live_.erase(req);
-        ep_->Release(req);
-        return Status::Ok();  // the provider's queue is full: retry on the next Progress
-      }
-      if (ret != 0) {
-        live_.erase(req);
-        ep_->Release(req);
-        return Unavailable(fmt::format("rank {}: sending {} to rank {} ({}): {}", self_,
-                                       Describe(e->op->header), peer_, Via(),
-                                       FiError("fi_tsend", static_cast<int>(ret))));
-      }
+      WEFT_ASSIGN_OR_RETURN(bool posted, Posted(req, ret, Post::kSend, &e->op->header));
+      if (!posted) return Status::Ok();
       ++e->posted;
       moved_ = true;
     }
@@ -142,15 +148,8 @@ Status OfiLink::PostRecvs() {
     Request* req = NewRequest(nullptr, kControlInPart);
     ssize_t ret = fi_trecv(ep, control_.data, ep_->staging_bytes(), control_.desc,
                            FI_ADDR_UNSPEC, ControlTag(peer_, limits_.seq_bits), 0, &req->ctx);
-    if (ret != 0) {
-      live_.erase(req);
-      ep_->Release(req);
-      if (ret != -FI_EAGAIN)
-        return Unavailable(fmt::format("rank {}: posting the control receive from rank {} ({}): {}",
-                                       self_, peer_, Via(),
-                                       FiError("fi_trecv", static_cast<int>(ret))));
-      return Status::Ok();
-    }
+    WEFT_ASSIGN_OR_RETURN(bool posted, Posted(req, ret, Post::kControlReceive, nullptr));
+    if (!posted) return Status::Ok();
     control_posted_ = true;
   }
   for (auto& up : recvs_) {
@@ -164,14 +163,8 @@ Status OfiLink::PostRecvs() {
       Request* req = NewRequest(e, 0);
       ssize_t ret = fi_trecv(ep, e->staging.data, ep_->staging_bytes(), e->staging.desc,
                              FI_ADDR_UNSPEC, Tag(peer_, e->seq, limits_.seq_bits), 0, &req->ctx);
-      if (ret != 0) {
-        live_.erase(req);
-        ep_->Release(req);
-        if (ret == -FI_EAGAIN) return Status::Ok();
-        return Unavailable(fmt::format("rank {}: receiving {} from rank {} ({}): {}", self_,
-                                       Describe(e->op->expect), peer_, Via(),
-                                       FiError("fi_trecv", static_cast<int>(ret))));
-      }
+      WEFT_ASSIGN_OR_RETURN(bool posted, Posted(req, ret, Post::kReceive, &e->op->expect));
+      if (!posted) return Status::Ok();
       e->header_posted = true;
       moved_ = true;
     }
@@ -187,14 +180,8 @@ Status OfiLink::PostRecvs() {
       if (!d.ok()) return d.status();
       ssize_t ret = fi_trecv(ep, buf, len, d.value(), FI_ADDR_UNSPEC,
                              Tag(peer_, e->seq + part, limits_.seq_bits), 0, &req->ctx);
-      if (ret != 0) {
-        live_.erase(req);
-        ep_->Release(req);
-        if (ret == -FI_EAGAIN) return Status::Ok();
-        return Unavailable(fmt::format("rank {}: receiving {} from rank {} ({}): {}", self_,
-                                       Describe(e->op->expect), peer_, Via(),
-                                       FiError("fi_trecv", static_cast<int>(ret))));
-      }
+      WEFT_ASSIGN_OR_RETURN(bool posted, Posted(req, ret, Post::kReceive, &e->op->expect));
+      if (!posted) return Status::Ok();
       ++e->chunks_posted;
       moved_ = true;
     }

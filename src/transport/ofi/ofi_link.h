@@ -100,6 +100,13 @@ class OfiLink final : public Link {
   int Chunks(uint64_t bytes) const;
   uint64_t ChunkBytes(uint64_t bytes, int part) const;  // part 1..chunks
   Request* NewRequest(void* entry, int part);
+  // Which kind of message a post was for, to name it in errors.
+  enum class Post { kSend, kReceive, kControlReceive };
+  // What the post of `req` (fi_tsend or fi_trecv, which returned `ret`) came to: true when
+  // posted; false when the provider's queue is full (`req` goes back, and the caller
+  // retries on the next Progress); otherwise the error, naming `op` (the message's header,
+  // or the expected one; none for the control receive).
+  Result<bool> Posted(Request* req, ssize_t ret, Post post, const WireHeader* op);
   Status PostSends();
   Status PostRecvs();
   void Retire();

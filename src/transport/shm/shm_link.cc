@@ -93,38 +93,39 @@ bool ShmLink::ProgressSends() {
 
 Result<bool> ShmLink::ProgressRecvs() {
   bool moved = false;
-  while (!recvs_.empty()) {
-    RecvOp* op = recvs_.front();
+  while (!inbound_.recvs.empty()) {
+    RecvOp* op = inbound_.recvs.front();
     constexpr uint64_t kHdr = sizeof(WireHeader);
-    if (in_header_off_ == 0) {
+    if (inbound_.header_off == 0) {
       // The magic alone first: it may be the sender's rewind marker, and then what
       // follows it in the ring is skipped space, not the rest of a header.
-      constexpr uint64_t kMagic = sizeof(in_header_.magic);
-      size_t n = in_.Read(&in_header_.magic, kMagic);
+      constexpr uint64_t kMagic = sizeof(inbound_.header.magic);
+      size_t n = in_.Read(&inbound_.header.magic, kMagic);
       if (n == 0) break;
       moved = true;
-      if (n == kMagic && in_header_.magic == kRewindMarker) {
+      if (n == kMagic && inbound_.header.magic == kRewindMarker) {
         in_.SkipToStart();
         continue;
       }
-      in_header_off_ = n;
+      inbound_.header_off = n;
     }
-    if (in_header_off_ < kHdr) {
-      size_t n =
-          in_.Read(reinterpret_cast<uint8_t*>(&in_header_) + in_header_off_, kHdr - in_header_off_);
-      in_header_off_ += n;
+    if (inbound_.header_off < kHdr) {
+      size_t n = in_.Read(reinterpret_cast<uint8_t*>(&inbound_.header) + inbound_.header_off,
+                          kHdr - inbound_.header_off);
+      inbound_.header_off += n;
       moved = moved || n > 0;
-      if (in_header_off_ < kHdr) break;
+      if (inbound_.header_off < kHdr) break;
       // Validate before a single payload byte lands in the user's buffer.
-      WEFT_RETURN_IF_ERROR(CheckHeader(in_header_, op->expect, self_, peer_, "shm"));
+      WEFT_RETURN_IF_ERROR(CheckHeader(inbound_.header, op->expect, self_, peer_, "shm"));
     }
     if (SingleCopy(op->expect.bytes)) {
-      // recv_off_ counts the address bytes here; the payload is copied in one go.
+      // payload_off counts the address bytes here; the payload is copied in one go.
       constexpr uint64_t kAddr = sizeof(uint64_t);
-      size_t n = in_.Read(reinterpret_cast<uint8_t*>(&cma_addr_in_) + recv_off_, kAddr - recv_off_);
-      recv_off_ += n;
+      size_t n = in_.Read(reinterpret_cast<uint8_t*>(&cma_addr_in_) + inbound_.payload_off,
+                          kAddr - inbound_.payload_off);
+      inbound_.payload_off += n;
       moved = moved || n > 0;
-      if (recv_off_ < kAddr) break;
+      if (inbound_.payload_off < kAddr) break;
       Status st = CmaRead(segment_->peer_info().pid.load(), cma_addr_in_, op->data,
                           op->expect.bytes);
       if (!st.ok()) {
@@ -132,24 +133,18 @@ Result<bool> ShmLink::ProgressRecvs() {
                                           self_, op->expect.bytes, peer_));
       }
       segment_->my_info().cma_done.fetch_add(1, std::memory_order_release);
-      op->done = true;
-      recvs_.pop_front();
-      in_header_off_ = 0;
-      recv_off_ = 0;
+      inbound_.CompleteFront();
       moved = true;
       continue;
     }
-    if (recv_off_ < op->expect.bytes) {
-      size_t n =
-          in_.Read(static_cast<uint8_t*>(op->data) + recv_off_, op->expect.bytes - recv_off_);
-      recv_off_ += n;
+    if (inbound_.payload_off < op->expect.bytes) {
+      size_t n = in_.Read(static_cast<uint8_t*>(op->data) + inbound_.payload_off,
+                          op->expect.bytes - inbound_.payload_off);
+      inbound_.payload_off += n;
       moved = moved || n > 0;
-      if (recv_off_ < op->expect.bytes) break;
+      if (inbound_.payload_off < op->expect.bytes) break;
     }
-    op->done = true;
-    recvs_.pop_front();
-    in_header_off_ = 0;
-    recv_off_ = 0;
+    inbound_.CompleteFront();
     moved = true;
   }
   return moved;
@@ -169,7 +164,7 @@ Status ShmLink::CheckPeer() {
   // rings hold everything the peer will ever send. A pending recv with nothing more to
   // read, or a pending send nobody will read, can then never complete.
   if (peer.closed.load(std::memory_order_acquire) != 0) {
-    bool recv_stuck = !recvs_.empty() && in_.Readable() == 0;
+    bool recv_stuck = !inbound_.recvs.empty() && in_.Readable() == 0;
     if (recv_stuck || !sends_.empty() || !cma_unacked_.empty()) {
       uint32_t n = std::min<uint32_t>(peer.abort_bytes, sizeof(peer.abort_text));
       if (n > 0) return PeerFailed(self_, peer_, "shm", std::string_view(peer.abort_text, n));

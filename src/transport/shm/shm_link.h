@@ -24,6 +24,7 @@
 #include <deque>
 #include <memory>
 
+#include "transport/inbound.h"
 #include "transport/link.h"
 #include "transport/shm/segment.h"
 
@@ -38,10 +39,10 @@ class ShmLink final : public Link {
   ~ShmLink() override = default;
 
   void PostSend(SendOp* op) override { sends_.push_back(op); }
-  void PostRecv(RecvOp* op) override { recvs_.push_back(op); }
+  void PostRecv(RecvOp* op) override { inbound_.recvs.push_back(op); }
   Result<bool> Progress() override;
   bool Busy() const override {
-    return !sends_.empty() || !recvs_.empty() || !cma_unacked_.empty();
+    return !sends_.empty() || !inbound_.recvs.empty() || !cma_unacked_.empty();
   }
   bool single_copy() const { return cma_threshold_ > 0; }
   const char* Name() const override { return "shm"; }
@@ -76,10 +77,7 @@ class ShmLink final : public Link {
   uint64_t cma_sent_ = 0;
   uint64_t cma_addr_out_ = 0;  // the front send's buffer address, as written to the ring
 
-  std::deque<RecvOp*> recvs_;
-  WireHeader in_header_;
-  uint64_t in_header_off_ = 0;  // bytes of in_header_ read so far
-  uint64_t recv_off_ = 0;       // payload bytes of the front recv read so far
+  Inbound inbound_;
   uint64_t cma_addr_in_ = 0;    // the peer's buffer address for a single-copy recv
 
   Status failed_;

@@ -1,7 +1,5 @@
 #include "transport/tcp/tcp_link.h"
 
-#include "transport/tcp/tcp_setup.h"
-
 #include <fmt/format.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -18,19 +16,10 @@ constexpr uint64_t kHdr = sizeof(WireHeader);
 // bounded by IOV_MAX (1024) with room to spare.
 constexpr size_t kMaxBatchOps = 32;
 
-// WEFT_TCP_KEEPALIVE, already validated when the connection was tuned (TuneDataSocket).
-int StallBudgetFromEnv() {
-  Result<int> s = KeepAliveFromEnv();
-  return s.ok() ? s.value() : kDefaultKeepAliveS;
-}
-
 }  // namespace
 
-TcpLink::TcpLink(int self, int peer, net::Fd fd, std::string peer_addr)
-    : Link(self, peer),
-      fd_(std::move(fd)),
-      peer_addr_(std::move(peer_addr)),
-      stall_(StallBudgetFromEnv()) {}
+TcpLink::TcpLink(int self, int peer, net::Fd fd, std::string peer_addr, int keepalive_s)
+    : Link(self, peer), fd_(std::move(fd)), peer_addr_(std::move(peer_addr)), stall_(keepalive_s) {}
 
 Status TcpLink::ConnectionError(int err, bool mid_message) const {
   if (err == 0 || err == ECONNRESET || err == EPIPE || err == ENOTCONN || err == ETIMEDOUT) {
@@ -126,53 +115,51 @@ Result<bool> TcpLink::ProgressSends() {
 
 Result<bool> TcpLink::ProgressRecvs() {
   bool moved = false;
-  while (!recvs_.empty()) {
-    RecvOp* op = recvs_.front();
-    if (in_header_off_ < kHdr) {
+  while (!inbound_.recvs.empty()) {
+    RecvOp* op = inbound_.recvs.front();
+    if (inbound_.header_off < kHdr) {
       // Read the header alone: its payload must not land anywhere before it is checked.
-      ssize_t r = ::recv(fd_.get(), reinterpret_cast<uint8_t*>(&in_header_) + in_header_off_,
-                         kHdr - in_header_off_, MSG_DONTWAIT);
-      if (r == 0) return ConnectionError(0, in_header_off_ > 0);
+      ssize_t r =
+          ::recv(fd_.get(), reinterpret_cast<uint8_t*>(&inbound_.header) + inbound_.header_off,
+                 kHdr - inbound_.header_off, MSG_DONTWAIT);
+      if (r == 0) return ConnectionError(0, inbound_.header_off > 0);
       if (r < 0) {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-        return ConnectionError(errno, in_header_off_ > 0);
+        return ConnectionError(errno, inbound_.header_off > 0);
       }
-      in_header_off_ += static_cast<uint64_t>(r);
+      inbound_.header_off += static_cast<uint64_t>(r);
       moved = true;
-      if (in_header_off_ < kHdr) continue;
-      if (IsAbortFrame(in_header_)) {
-        if (in_header_.bytes > kMaxAbortText)
+      if (inbound_.header_off < kHdr) continue;
+      if (IsAbortFrame(inbound_.header)) {
+        if (inbound_.header.bytes > kMaxAbortText)
           return ProtocolError(fmt::format("rank {}: abort frame of {} bytes from rank {} (tcp {})",
-                                           self_, in_header_.bytes, peer_, peer_addr_));
+                                           self_, inbound_.header.bytes, peer_, peer_addr_));
         abort_text_.clear();
       } else {
         WEFT_RETURN_IF_ERROR(
-            CheckHeader(in_header_, op->expect, self_, peer_, "tcp " + peer_addr_));
+            CheckHeader(inbound_.header, op->expect, self_, peer_, "tcp " + peer_addr_));
       }
     }
-    if (IsAbortFrame(in_header_)) {
+    if (IsAbortFrame(inbound_.header)) {
       Result<bool> r = ReadAbortText();
       if (!r.ok()) return r.status();
       return moved || r.value();
     }
-    if (recv_off_ < op->expect.bytes) {
-      ssize_t r = ::recv(fd_.get(), static_cast<uint8_t*>(op->data) + recv_off_,
-                         op->expect.bytes - recv_off_, MSG_DONTWAIT);
+    if (inbound_.payload_off < op->expect.bytes) {
+      ssize_t r = ::recv(fd_.get(), static_cast<uint8_t*>(op->data) + inbound_.payload_off,
+                         op->expect.bytes - inbound_.payload_off, MSG_DONTWAIT);
       if (r == 0) return ConnectionError(0, true);
       if (r < 0) {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) break;
         return ConnectionError(errno, true);
       }
-      recv_off_ += static_cast<uint64_t>(r);
+      inbound_.payload_off += static_cast<uint64_t>(r);
       moved = true;
-      if (recv_off_ < op->expect.bytes) continue;
+      if (inbound_.payload_off < op->expect.bytes) continue;
     }
-    op->done = true;
-    recvs_.pop_front();
-    in_header_off_ = 0;
-    recv_off_ = 0;
+    inbound_.CompleteFront();
     moved = true;
   }
   return moved;
@@ -181,8 +168,8 @@ Result<bool> TcpLink::ProgressRecvs() {
 Result<bool> TcpLink::ReadAbortText() {
   bool moved = false;
   char buf[kMaxAbortText];
-  while (abort_text_.size() < in_header_.bytes) {
-    ssize_t r = ::recv(fd_.get(), buf, in_header_.bytes - abort_text_.size(), MSG_DONTWAIT);
+  while (abort_text_.size() < inbound_.header.bytes) {
+    ssize_t r = ::recv(fd_.get(), buf, inbound_.header.bytes - abort_text_.size(), MSG_DONTWAIT);
     if (r == 0) break;  // what arrived is all there is
     if (r < 0) {
       if (errno == EINTR) continue;
@@ -197,11 +184,12 @@ Result<bool> TcpLink::ReadAbortText() {
 }
 
 Status TcpLink::PeerCauseOr(Status err) {
-  if (in_header_off_ != 0) return err;  // not at a message boundary
+  if (inbound_.header_off != 0) return err;  // not at a message boundary
   WireHeader h;
   ssize_t r = ::recv(fd_.get(), &h, kHdr, MSG_DONTWAIT | MSG_PEEK);
   if (r != static_cast<ssize_t>(kHdr) || !IsAbortFrame(h) || h.bytes > kMaxAbortText) return err;
-  if (::recv(fd_.get(), &in_header_, kHdr, MSG_DONTWAIT) != static_cast<ssize_t>(kHdr)) return err;
+  if (::recv(fd_.get(), &inbound_.header, kHdr, MSG_DONTWAIT) != static_cast<ssize_t>(kHdr))
+    return err;
   abort_text_.clear();
   Result<bool> text = ReadAbortText();
   if (text.ok()) return PeerFailed(self_, peer_, "tcp " + peer_addr_, abort_text_);

@@ -20,28 +20,32 @@
 #include <string>
 
 #include "net/socket.h"
+#include "transport/inbound.h"
 #include "transport/link.h"
 #include "transport/tcp/stall_detector.h"
+#include "transport/tcp/tcp_setup.h"
 
 namespace weft::transport::tcp {
 
 class TcpLink final : public Link {
  public:
   // `fd`: a connected stream socket (TCP; a socketpair in tests). `peer_addr` names the
-  // peer's address in error messages ("10.0.0.2:4312").
-  TcpLink(int self, int peer, net::Fd fd, std::string peer_addr);
+  // peer's address in error messages ("10.0.0.2:4312"). `keepalive_s`: WEFT_TCP_KEEPALIVE
+  // as the mesh read it, which also bounds a stall (0: no stall detection).
+  TcpLink(int self, int peer, net::Fd fd, std::string peer_addr,
+          int keepalive_s = kDefaultKeepAliveS);
 
   void PostSend(SendOp* op) override { sends_.push_back(op); }
-  void PostRecv(RecvOp* op) override { recvs_.push_back(op); }
+  void PostRecv(RecvOp* op) override { inbound_.recvs.push_back(op); }
   Result<bool> Progress() override;
-  bool Busy() const override { return !sends_.empty() || !recvs_.empty(); }
+  bool Busy() const override { return !sends_.empty() || !inbound_.recvs.empty(); }
   int PollFd() const override { return fd_.get(); }
   void Shutdown() override;
   void SendAbort(const Status& cause) override;
   bool WantsWrite() const override { return !sends_.empty(); }
   // True while a posted receive waits for bytes (RailLink polls a rail for POLLIN only
   // then, so data queued for a later receive does not wake it).
-  bool WantsRead() const { return !recvs_.empty(); }
+  bool WantsRead() const { return !inbound_.recvs.empty(); }
   const char* Name() const override { return "tcp"; }
 
  private:
@@ -50,7 +54,7 @@ class TcpLink final : public Link {
   // Unavailable (closed/reset) or SystemError for a failed send/recv; `err` is errno,
   // 0 for EOF.
   Status ConnectionError(int err, bool mid_message) const;
-  // Reads the cause text of an abort frame whose header is in in_header_: false while
+  // Reads the cause text of an abort frame whose header is in inbound_.header: false while
   // more is to come, else the PeerFailed error.
   Result<bool> ReadAbortText();
   // After a failed send: if the peer's abort frame is waiting at a message boundary,
@@ -65,12 +69,9 @@ class TcpLink final : public Link {
   std::deque<SendOp*> sends_;
   uint64_t send_off_ = 0;  // bytes of the front send (header + payload) already sent
 
-  std::deque<RecvOp*> recvs_;
-  WireHeader in_header_;
-  uint64_t in_header_off_ = 0;  // bytes of in_header_ read so far
-  uint64_t recv_off_ = 0;       // payload bytes of the front recv read so far
-  std::string abort_text_;      // cause text of an abort frame being read
-  bool peer_failed_ = false;    // an abort frame was read: the error is the peer's cause
+  Inbound inbound_;
+  std::string abort_text_;    // cause text of an abort frame being read
+  bool peer_failed_ = false;  // an abort frame was read: the error is the peer's cause
 
   StallDetector stall_;  // a peer that stopped acknowledging mid-transfer
 

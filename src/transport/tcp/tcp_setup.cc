@@ -414,10 +414,9 @@ Status SetKeepAlive(int fd, int seconds) {
 
 }  // namespace
 
-Status TuneDataSocket(int fd) {
+Status TuneDataSocket(int fd, int keepalive_s) {
   WEFT_RETURN_IF_ERROR(net::SetNonBlocking(fd, true));
   WEFT_RETURN_IF_ERROR(net::SetNoDelay(fd));
-  WEFT_ASSIGN_OR_RETURN(int keepalive_s, KeepAliveFromEnv());
   WEFT_RETURN_IF_ERROR(SetKeepAlive(fd, keepalive_s));
   // Setting SO_SNDBUF/SO_RCVBUF turns off Linux's buffer autotuning and is capped by
   // net.core.{w,r}mem_max (often only 208 KiB), which would make buffers smaller, not

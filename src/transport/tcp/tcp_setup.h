@@ -74,8 +74,9 @@ Result<std::vector<TcpConnection>> ConnectPeers(int self, int size, uint64_t com
                                                 const Deadline& deadline);
 
 // Socket settings for a data connection: non-blocking, TCP_NODELAY, large kernel
-// buffers where the system allows them, and TCP keep-alive (KeepAliveFromEnv).
-Status TuneDataSocket(int fd);
+// buffers where the system allows them, and TCP keep-alive after `keepalive_s` seconds
+// (KeepAliveFromEnv, read once per mesh; 0: off).
+Status TuneDataSocket(int fd, int keepalive_s);
 
 // WEFT_TCP_KEEPALIVE: seconds of silence after which a peer whose host vanished (no FIN,
 // no RST: power loss, cable, partition) is declared dead; default kDefaultKeepAliveS,

@@ -4,11 +4,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <thread>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "harness.h"
@@ -257,19 +258,54 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Two thread ranks over `transport` for the abort tests, which end their communicators
+// themselves (weftCommAbort or weftCommDestroy): `rank1(comm)` runs on a thread of its
+// own, `rank0(comm)` on this one.
+void RunAbortPair(const char* transport, const std::function<void(weftComm_t)>& rank0,
+                  const std::function<void(weftComm_t)>& rank1) {
+  ScopedEnv transport_env("WEFT_TRANSPORT", transport);
+  ScopedEnv timeout("WEFT_TIMEOUT", "30");
+  weftUniqueId id;
+  ASSERT_EQ(weftGetUniqueId(&id), weftSuccess);
+  std::thread other([&] {
+    weftComm_t comm = nullptr;
+    ASSERT_EQ(weftCommInitRank(&comm, 2, id, 1), weftSuccess) << weftGetLastError(nullptr);
+    rank1(comm);
+  });
+  weftComm_t comm = nullptr;
+  ASSERT_EQ(weftCommInitRank(&comm, 2, id, 0), weftSuccess) << weftGetLastError(nullptr);
+  rank0(comm);
+  other.join();
+}
+
 TEST_P(TransportTest, AbortFromAnotherThreadUnblocksEverything) {
   // Rank 0 has a blocking receive in progress on one thread and two queued non-blocking
   // calls; rank 1 waits in a receive from rank 0. Neither can ever complete. Rank 0's
   // main thread aborts: its blocked call and its requests return weftAborted at once, and
   // rank 1's receive fails naming rank 0 and the abort, long before WEFT_TIMEOUT.
-  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
-  ScopedEnv timeout("WEFT_TIMEOUT", "30");
-  weftUniqueId id;
-  ASSERT_EQ(weftGetUniqueId(&id), weftSuccess);
   std::atomic<bool> aborted{false};
-  std::thread rank1([&] {
-    weftComm_t comm = nullptr;
-    ASSERT_EQ(weftCommInitRank(&comm, 2, id, 1), weftSuccess) << weftGetLastError(nullptr);
+  auto rank0 = [&](weftComm_t comm) {
+    std::atomic<int> blocked_result{-1};
+    std::atomic<double> blocked_secs{0};
+    std::thread blocked([&] {
+      int v = 0;
+      auto start = std::chrono::steady_clock::now();
+      blocked_result = weftRecv(&v, 1, weftInt32, 1, comm);
+      blocked_secs = SecondsSince(start);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let it block
+    auto start = std::chrono::steady_clock::now();
+    aborted = true;
+    EXPECT_EQ(weftCommAbort(comm), weftSuccess);
+    double abort_secs = SecondsSince(start);
+    EXPECT_LT(abort_secs, 5.0);
+    blocked.join();
+    EXPECT_EQ(blocked_result.load(), weftAborted);
+    EXPECT_LT(blocked_secs.load(), 10.0);
+    // weftCommAbort frees the handle only once the blocked call has left it.
+    std::printf("weftCommAbort (with the blocked call returned) took %.1f ms\n", abort_secs * 1e3);
+  };
+  auto rank1 = [&](weftComm_t comm) {
     int v = 0;
     auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(weftRecv(&v, 1, weftInt32, 0, comm), weftRemoteError);
@@ -281,78 +317,49 @@ TEST_P(TransportTest, AbortFromAnotherThreadUnblocksEverything) {
     // The failure sticks: the next call is refused at once.
     EXPECT_EQ(weftBarrier(comm), weftAborted);
     EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
-  });
-  weftComm_t comm = nullptr;
-  ASSERT_EQ(weftCommInitRank(&comm, 2, id, 0), weftSuccess) << weftGetLastError(nullptr);
-  std::atomic<int> blocked_result{-1};
-  std::atomic<double> blocked_secs{0};
-  std::thread blocked([&] {
-    int v = 0;
-    auto start = std::chrono::steady_clock::now();
-    blocked_result = weftRecv(&v, 1, weftInt32, 1, comm);
-    blocked_secs = SecondsSince(start);
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let it block
-  auto start = std::chrono::steady_clock::now();
-  aborted = true;
-  EXPECT_EQ(weftCommAbort(comm), weftSuccess);
-  double abort_secs = SecondsSince(start);
-  EXPECT_LT(abort_secs, 5.0);
-  blocked.join();
-  EXPECT_EQ(blocked_result.load(), weftAborted);
-  EXPECT_LT(blocked_secs.load(), 10.0);
-  // weftCommAbort frees the handle only once the blocked call has left it.
-  std::printf("weftCommAbort (with the blocked call returned) took %.1f ms\n", abort_secs * 1e3);
-  rank1.join();
+  };
+  RunAbortPair(GetParam(), rank0, rank1);
 }
 
 TEST_P(TransportTest, AbortCompletesPendingAndQueuedCalls) {
   // Rank 0: a non-blocking receive in flight (rank 1 never sends), an allreduce queued
   // behind it, and a blocking barrier on another thread queued behind both. The abort
   // completes all three with weftAborted; requests outlive the freed handle.
-  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
-  ScopedEnv timeout("WEFT_TIMEOUT", "30");
-  weftUniqueId id;
-  ASSERT_EQ(weftGetUniqueId(&id), weftSuccess);
   std::atomic<bool> done{false};
-  std::thread rank1([&] {
-    weftComm_t comm = nullptr;
-    ASSERT_EQ(weftCommInitRank(&comm, 2, id, 1), weftSuccess) << weftGetLastError(nullptr);
+  auto rank0 = [&](weftComm_t comm) {
+    int a = 0, b = 0;
+    weftRequest_t r1 = nullptr, r2 = nullptr;
+    ASSERT_EQ(weftIRecv(&a, 1, weftInt32, 1, comm, &r1), weftSuccess);
+    ASSERT_EQ(weftIAllReduce(&a, &b, 1, weftInt32, weftSum, comm, &r2), weftSuccess);
+    std::atomic<int> barrier_result{-1};
+    std::thread blocked([&] { barrier_result = weftBarrier(comm); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(weftCommAbort(comm), weftSuccess);
+    EXPECT_LT(SecondsSince(start), 5.0);
+    blocked.join();
+    EXPECT_EQ(barrier_result.load(), weftAborted);
+    EXPECT_EQ(weftWait(r1), weftAborted);
+    EXPECT_NE(std::string(weftGetLastError(nullptr)).find("weftCommAbort"), std::string::npos)
+        << weftGetLastError(nullptr);
+    EXPECT_EQ(weftWait(r2), weftAborted);
+    done = true;
+  };
+  auto rank1 = [&](weftComm_t comm) {
     while (!done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
-  });
-  weftComm_t comm = nullptr;
-  ASSERT_EQ(weftCommInitRank(&comm, 2, id, 0), weftSuccess) << weftGetLastError(nullptr);
-  int a = 0, b = 0;
-  weftRequest_t r1 = nullptr, r2 = nullptr;
-  ASSERT_EQ(weftIRecv(&a, 1, weftInt32, 1, comm, &r1), weftSuccess);
-  ASSERT_EQ(weftIAllReduce(&a, &b, 1, weftInt32, weftSum, comm, &r2), weftSuccess);
-  std::atomic<int> barrier_result{-1};
-  std::thread blocked([&] { barrier_result = weftBarrier(comm); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(weftCommAbort(comm), weftSuccess);
-  EXPECT_LT(SecondsSince(start), 5.0);
-  blocked.join();
-  EXPECT_EQ(barrier_result.load(), weftAborted);
-  EXPECT_EQ(weftWait(r1), weftAborted);
-  EXPECT_NE(std::string(weftGetLastError(nullptr)).find("weftCommAbort"), std::string::npos)
-      << weftGetLastError(nullptr);
-  EXPECT_EQ(weftWait(r2), weftAborted);
-  done = true;
-  rank1.join();
+  };
+  RunAbortPair(GetParam(), rank0, rank1);
 }
 
 TEST_P(TransportTest, AbortOfAnIdleCommunicatorIsSeenByPeers) {
   // Rank 0 aborts between calls; rank 1's next collective fails at once naming rank 0.
-  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
-  ScopedEnv timeout("WEFT_TIMEOUT", "30");
-  weftUniqueId id;
-  ASSERT_EQ(weftGetUniqueId(&id), weftSuccess);
   std::atomic<bool> aborted{false};
-  std::thread rank1([&] {
-    weftComm_t comm = nullptr;
-    ASSERT_EQ(weftCommInitRank(&comm, 2, id, 1), weftSuccess) << weftGetLastError(nullptr);
+  auto rank0 = [&](weftComm_t comm) {
+    EXPECT_EQ(weftCommAbort(comm), weftSuccess);
+    aborted = true;
+  };
+  auto rank1 = [&](weftComm_t comm) {
     while (!aborted.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     std::vector<float> buf(1000, 1.0f);
     auto start = std::chrono::steady_clock::now();
@@ -362,12 +369,8 @@ TEST_P(TransportTest, AbortOfAnIdleCommunicatorIsSeenByPeers) {
     std::string error = weftGetLastError(comm);
     EXPECT_NE(error.find("rank 0"), std::string::npos) << error;
     EXPECT_EQ(weftCommAbort(comm), weftSuccess);  // on a failed communicator, too
-  });
-  weftComm_t comm = nullptr;
-  ASSERT_EQ(weftCommInitRank(&comm, 2, id, 0), weftSuccess) << weftGetLastError(nullptr);
-  EXPECT_EQ(weftCommAbort(comm), weftSuccess);
-  aborted = true;
-  rank1.join();
+  };
+  RunAbortPair(GetParam(), rank0, rank1);
 }
 
 #ifdef WEFT_HAVE_OFI

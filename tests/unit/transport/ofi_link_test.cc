@@ -153,6 +153,20 @@ TEST_F(OfiTest, PayloadReceivesArePrepostedOverRxmTcp) {
   EXPECT_FALSE((*e)->limits().prepost_payload);
 }
 
+// A mismatched call: rank 1 sends a broadcast (seq 7) of `sent` bytes of 0xab where
+// rank 0 expects an allreduce (seq 7, step 2) of in.size() bytes into `in`, which must
+// not complete. Returns what the links report.
+Status ExchangeMismatched(Pair& p, size_t sent, std::vector<uint8_t>& in) {
+  std::vector<uint8_t> out(sent, 0xab);
+  SendOp s{Header(2, 7, 0, sent), out.data()};
+  RecvOp r{Header(0, 7, 2, in.size()), in.data()};
+  p.link[1]->PostSend(&s);
+  p.link[0]->PostRecv(&r);
+  Status st = Pump({p.link[1].get(), p.link[0].get()}, Deadline::AfterSeconds(10));
+  EXPECT_FALSE(r.done) << sent << " bytes sent";
+  return st;
+}
+
 TEST_F(OfiTest, PrepostedPayloadsStillReportAMismatchNamingBothCalls) {
   // The payload receive is posted before the header is checked: a peer's payload of
   // another size fails or lands short, but the error is the header's, naming both calls.
@@ -160,16 +174,11 @@ TEST_F(OfiTest, PrepostedPayloadsStillReportAMismatchNamingBothCalls) {
     Pair p = MakePair();
     ASSERT_TRUE(p.link[1]);
     ASSERT_TRUE(p.ep[0]->limits().prepost_payload);
-    std::vector<uint8_t> out(sent, 0xab), in(100000, 0);
-    SendOp s{Header(2, 7, 0, sent), out.data()};
-    RecvOp r{Header(0, 7, 2, 100000), in.data()};
-    p.link[1]->PostSend(&s);
-    p.link[0]->PostRecv(&r);
-    Status st = Pump({p.link[1].get(), p.link[0].get()}, Deadline::AfterSeconds(10));
+    std::vector<uint8_t> in(100000, 0);
+    Status st = ExchangeMismatched(p, sent, in);
     EXPECT_EQ(st.code(), Code::kInvalidUsage) << sent << ": " << st.ToString();
     EXPECT_THAT(st.message(), HasSubstr("rank 0 expected allreduce seq 7 step 2 float32/sum "
                                         "100000 bytes from rank 1, but rank 1 sent broadcast"));
-    EXPECT_FALSE(r.done);
   }
 }
 
@@ -179,36 +188,12 @@ TEST_F(OfiTest, HeaderMismatchNamesBothCallsAndLeavesTheBufferAlone) {
   setenv("WEFT_OFI_PREPOST", "0", 1);
   Pair p = MakePair();
   ASSERT_TRUE(p.link[1]);
-  std::vector<uint8_t> out(100000, 0xab), in(100000, 0);
-  SendOp s{Header(2, 7, 0, 100000), out.data()};
-  RecvOp r{Header(0, 7, 2, 100000), in.data()};
-  p.link[1]->PostSend(&s);
-  p.link[0]->PostRecv(&r);
-  Status st = Pump({p.link[1].get(), p.link[0].get()}, Deadline::AfterSeconds(10));
+  std::vector<uint8_t> in(100000, 0);
+  Status st = ExchangeMismatched(p, 100000, in);
   EXPECT_EQ(st.code(), Code::kInvalidUsage) << st.ToString();
   EXPECT_THAT(st.message(), HasSubstr("rank 0 expected allreduce seq 7 step 2 float32/sum 100000 "
                                       "bytes from rank 1, but rank 1 sent broadcast seq 7"));
   EXPECT_EQ(in, std::vector<uint8_t>(100000, 0));
-}
-
-TEST_F(OfiTest, ShutdownFailsThePeersPendingReceive) {
-  Pair p = MakePair();
-  ASSERT_TRUE(p.link[1]);
-  // A link in use: one message each way first.
-  std::vector<uint8_t> a(64, 1), b(64, 0);
-  SendOp s0{Header(0, 0, 0, 64), a.data()};
-  RecvOp r1{Header(0, 0, 0, 64), b.data()};
-  p.link[0]->PostSend(&s0);
-  p.link[1]->PostRecv(&r1);
-  ASSERT_TRUE(Pump({p.link[0].get(), p.link[1].get()}, Deadline::AfterSeconds(10)).ok());
-  p.link[1]->Shutdown();
-  EXPECT_EQ(p.link[1]->Progress().status().code(), Code::kAborted);
-  std::vector<uint8_t> buf(16);
-  RecvOp r{Header(0, 1, 0, 16), buf.data()};
-  p.link[0]->PostRecv(&r);
-  Status st = Pump({p.link[0].get()}, Deadline::AfterSeconds(10));
-  EXPECT_EQ(st.code(), Code::kUnavailable) << st.ToString();
-  EXPECT_THAT(st.message(), HasSubstr("rank 0 lost connection to rank 1 (ofi tcp;ofi_rxm): peer closed"));
 }
 
 // One message from rank 0 to rank 1, so that the provider has connected the pair (rxm
@@ -220,6 +205,20 @@ void Connect(Pair& p) {
   p.link[0]->PostSend(&s0);
   p.link[1]->PostRecv(&r1);
   ASSERT_TRUE(Pump({p.link[0].get(), p.link[1].get()}, Deadline::AfterSeconds(10)).ok());
+}
+
+TEST_F(OfiTest, ShutdownFailsThePeersPendingReceive) {
+  Pair p = MakePair();
+  ASSERT_TRUE(p.link[1]);
+  Connect(p);  // a link in use
+  p.link[1]->Shutdown();
+  EXPECT_EQ(p.link[1]->Progress().status().code(), Code::kAborted);
+  std::vector<uint8_t> buf(16);
+  RecvOp r{Header(0, 1, 0, 16), buf.data()};
+  p.link[0]->PostRecv(&r);
+  Status st = Pump({p.link[0].get()}, Deadline::AfterSeconds(10));
+  EXPECT_EQ(st.code(), Code::kUnavailable) << st.ToString();
+  EXPECT_THAT(st.message(), HasSubstr("rank 0 lost connection to rank 1 (ofi tcp;ofi_rxm): peer closed"));
 }
 
 TEST_F(OfiTest, AbortFrameCarriesTheCauseToThePeer) {

@@ -18,6 +18,7 @@ using ::testing::HasSubstr;
 using transport::testing::Header;
 using transport::testing::Pattern;
 using transport::testing::Pump;
+using transport::testing::TwoWayMessages;
 
 constexpr uint64_t kStripeMin = 64 << 10;
 
@@ -45,38 +46,24 @@ Pair MakePair(int rails) {
 TEST(RailLinkTest, ManyMessagesOfAllSizesBothWays) {
   for (int rails : {2, 3}) {
     Pair p = MakePair(rails);
-    const size_t sizes[] = {0,       1, 4096, kStripeMin - 1, kStripeMin, kStripeMin + 1,
-                            1 << 20, 7, 0,    (3 << 20) + 5,  32,         kStripeMin * 2};
-    size_t n = std::size(sizes);
-    std::vector<std::vector<uint8_t>> out_a, out_b, in_a, in_b;
-    std::vector<SendOp> sa(n), sb(n);
-    std::vector<RecvOp> ra(n), rb(n);
-    for (size_t i = 0; i < n; ++i) {
-      out_a.push_back(Pattern(0, 1, sizes[i]));
-      out_b.push_back(Pattern(1, 0, sizes[i]));
-      in_a.emplace_back(sizes[i]);
-      in_b.emplace_back(sizes[i]);
-    }
+    TwoWayMessages m({0, 1, 4096, kStripeMin - 1, kStripeMin, kStripeMin + 1, 1 << 20, 7, 0,
+                      (3 << 20) + 5, 32, kStripeMin * 2});
     // Sends and receives interleaved with progress, so parts of later messages are
     // posted while earlier ones are in flight.
-    for (size_t i = 0; i < n; ++i) {
-      sa[i] = SendOp{Header(3, 9, i, sizes[i]), out_a[i].data()};
-      sb[i] = SendOp{Header(3, 9, i, sizes[i]), out_b[i].data()};
-      ra[i] = RecvOp{Header(3, 9, i, sizes[i]), in_a[i].data()};
-      rb[i] = RecvOp{Header(3, 9, i, sizes[i]), in_b[i].data()};
-      p.a->PostSend(&sa[i]);
-      p.b->PostRecv(&rb[i]);
-      p.b->PostSend(&sb[i]);
-      p.a->PostRecv(&ra[i]);
+    for (size_t i = 0; i < m.size(); ++i) {
+      p.a->PostSend(&m.sa[i]);
+      p.b->PostRecv(&m.rb[i]);
+      p.b->PostSend(&m.sb[i]);
+      p.a->PostRecv(&m.ra[i]);
       ASSERT_TRUE(p.a->Progress().ok());
       ASSERT_TRUE(p.b->Progress().ok());
     }
     Status st = Pump({p.a.get(), p.b.get()}, Deadline::AfterSeconds(20));
     ASSERT_TRUE(st.ok()) << st.ToString();
-    for (size_t i = 0; i < n; ++i) {
-      EXPECT_TRUE(sa[i].done && sb[i].done && ra[i].done && rb[i].done) << i;
-      EXPECT_EQ(in_a[i], out_b[i]) << rails << " rails, message " << i;
-      EXPECT_EQ(in_b[i], out_a[i]) << rails << " rails, message " << i;
+    for (size_t i = 0; i < m.size(); ++i) {
+      EXPECT_TRUE(m.Done(i)) << i;
+      EXPECT_EQ(m.in_a[i], m.out_b[i]) << rails << " rails, message " << i;
+      EXPECT_EQ(m.in_b[i], m.out_a[i]) << rails << " rails, message " << i;
     }
     EXPECT_FALSE(p.a->Busy());
   }

@@ -22,6 +22,7 @@ using ::testing::HasSubstr;
 using transport::testing::Header;
 using transport::testing::Pattern;
 using transport::testing::Pump;
+using transport::testing::TwoWayMessages;
 using transport::testing::UniqueCommId;
 
 bool NameExists(const std::string& name) {
@@ -188,32 +189,19 @@ class ShmTransferTest
 
 TEST_P(ShmTransferTest, MessagesLargerThanTheRingInBothDirections) {
   Pair p = MakePair(UniqueCommId(), 4096, GetParam().first, GetParam().second);
-  const size_t sizes[] = {0, 1, 31, 33, 4095, 4096, 4097, 100000};
-  std::vector<std::vector<uint8_t>> out_a, out_b, in_a, in_b;
-  std::vector<SendOp> sa(std::size(sizes)), sb(std::size(sizes));
-  std::vector<RecvOp> ra(std::size(sizes)), rb(std::size(sizes));
-  for (size_t i = 0; i < std::size(sizes); ++i) {
-    out_a.push_back(Pattern(0, 1, sizes[i]));
-    out_b.push_back(Pattern(1, 0, sizes[i]));
-    in_a.emplace_back(sizes[i]);
-    in_b.emplace_back(sizes[i]);
-  }
+  TwoWayMessages m({0, 1, 31, 33, 4095, 4096, 4097, 100000});
   // Queue everything first: ops of one direction complete in FIFO order.
-  for (size_t i = 0; i < std::size(sizes); ++i) {
-    sa[i] = SendOp{Header(0, 1, i, sizes[i]), out_a[i].data()};
-    sb[i] = SendOp{Header(0, 1, i, sizes[i]), out_b[i].data()};
-    ra[i] = RecvOp{Header(0, 1, i, sizes[i]), in_a[i].data()};
-    rb[i] = RecvOp{Header(0, 1, i, sizes[i]), in_b[i].data()};
-    p.a->PostSend(&sa[i]);
-    p.b->PostSend(&sb[i]);
-    p.a->PostRecv(&ra[i]);
-    p.b->PostRecv(&rb[i]);
+  for (size_t i = 0; i < m.size(); ++i) {
+    p.a->PostSend(&m.sa[i]);
+    p.b->PostSend(&m.sb[i]);
+    p.a->PostRecv(&m.ra[i]);
+    p.b->PostRecv(&m.rb[i]);
   }
   ASSERT_TRUE(Pump({p.a.get(), p.b.get()}, Deadline::AfterSeconds(10)).ok());
-  for (size_t i = 0; i < std::size(sizes); ++i) {
-    EXPECT_TRUE(sa[i].done && sb[i].done && ra[i].done && rb[i].done);
-    EXPECT_EQ(in_a[i], out_b[i]) << sizes[i];
-    EXPECT_EQ(in_b[i], out_a[i]) << sizes[i];
+  for (size_t i = 0; i < m.size(); ++i) {
+    EXPECT_TRUE(m.Done(i));
+    EXPECT_EQ(m.in_a[i], m.out_b[i]) << m.in_a[i].size();
+    EXPECT_EQ(m.in_b[i], m.out_a[i]) << m.in_a[i].size();
   }
 }
 

@@ -15,6 +15,7 @@ using ::testing::HasSubstr;
 using transport::testing::Header;
 using transport::testing::Pattern;
 using transport::testing::Pump;
+using transport::testing::TwoWayMessages;
 
 struct Pair {
   std::unique_ptr<TcpLink> a, b;
@@ -37,37 +38,23 @@ std::pair<std::unique_ptr<TcpLink>, net::Fd> LinkAndRaw() {
 TEST(TcpLinkTest, ManyMessagesOfAllSizesBothWays) {
   Pair p = MakePair();
   EXPECT_EQ(p.a->PollFd() >= 0, true);
-  const size_t sizes[] = {0, 0, 1, 31, 32, 33, 4095, 1 << 20, 0, 3 << 20, 7};
-  size_t n = std::size(sizes);
-  std::vector<std::vector<uint8_t>> out_a, out_b, in_a, in_b;
-  std::vector<SendOp> sa(n), sb(n);
-  std::vector<RecvOp> ra(n), rb(n);
-  for (size_t i = 0; i < n; ++i) {
-    out_a.push_back(Pattern(0, 1, sizes[i]));
-    out_b.push_back(Pattern(1, 0, sizes[i]));
-    in_a.emplace_back(sizes[i]);
-    in_b.emplace_back(sizes[i]);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    sa[i] = SendOp{Header(3, 9, i, sizes[i]), out_a[i].data()};
-    sb[i] = SendOp{Header(3, 9, i, sizes[i]), out_b[i].data()};
-    p.a->PostSend(&sa[i]);
-    p.b->PostSend(&sb[i]);
+  TwoWayMessages m({0, 0, 1, 31, 32, 33, 4095, 1 << 20, 0, 3 << 20, 7});
+  for (size_t i = 0; i < m.size(); ++i) {
+    p.a->PostSend(&m.sa[i]);
+    p.b->PostSend(&m.sb[i]);
   }
   EXPECT_TRUE(p.a->WantsWrite());
-  for (size_t i = 0; i < n; ++i) {
-    ra[i] = RecvOp{Header(3, 9, i, sizes[i]), in_a[i].data()};
-    rb[i] = RecvOp{Header(3, 9, i, sizes[i]), in_b[i].data()};
-    p.a->PostRecv(&ra[i]);
-    p.b->PostRecv(&rb[i]);
+  for (size_t i = 0; i < m.size(); ++i) {
+    p.a->PostRecv(&m.ra[i]);
+    p.b->PostRecv(&m.rb[i]);
   }
   Status st = Pump({p.a.get(), p.b.get()}, Deadline::AfterSeconds(10));
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_FALSE(p.a->WantsWrite());
-  for (size_t i = 0; i < n; ++i) {
-    EXPECT_TRUE(sa[i].done && sb[i].done && ra[i].done && rb[i].done) << i;
-    EXPECT_EQ(in_a[i], out_b[i]) << i;
-    EXPECT_EQ(in_b[i], out_a[i]) << i;
+  for (size_t i = 0; i < m.size(); ++i) {
+    EXPECT_TRUE(m.Done(i)) << i;
+    EXPECT_EQ(m.in_a[i], m.out_b[i]) << i;
+    EXPECT_EQ(m.in_b[i], m.out_a[i]) << i;
   }
 }
 

@@ -109,4 +109,36 @@ inline std::vector<uint8_t> Pattern(int src, int dst, size_t size) {
   return v;
 }
 
+// Message i of each size in `sizes`, both ways between end a (rank 0) and end b (rank 1):
+// what each end sends (Pattern), where each receives, and the ops (header
+// Header(3, 9, i, size)), ready to post. The ops point into the buffers: not copyable.
+struct TwoWayMessages {
+  explicit TwoWayMessages(const std::vector<size_t>& sizes)
+      : sa(sizes.size()), sb(sizes.size()), ra(sizes.size()), rb(sizes.size()) {
+    for (size_t size : sizes) {
+      out_a.push_back(Pattern(0, 1, size));
+      out_b.push_back(Pattern(1, 0, size));
+      in_a.emplace_back(size);
+      in_b.emplace_back(size);
+    }
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      WireHeader h = Header(3, 9, static_cast<uint32_t>(i), sizes[i]);
+      sa[i] = SendOp{h, out_a[i].data()};
+      sb[i] = SendOp{h, out_b[i].data()};
+      ra[i] = RecvOp{h, in_a[i].data()};
+      rb[i] = RecvOp{h, in_b[i].data()};
+    }
+  }
+  TwoWayMessages(const TwoWayMessages&) = delete;
+  TwoWayMessages& operator=(const TwoWayMessages&) = delete;
+
+  size_t size() const { return sa.size(); }
+  // Every op of message i is done.
+  bool Done(size_t i) const { return sa[i].done && sb[i].done && ra[i].done && rb[i].done; }
+
+  std::vector<std::vector<uint8_t>> out_a, out_b, in_a, in_b;
+  std::vector<SendOp> sa, sb;
+  std::vector<RecvOp> ra, rb;
+};
+
 }  // namespace weft::transport::testing
