@@ -109,6 +109,19 @@ CallFingerprint FingerprintOf(const Call& call) {
   return f;
 }
 
+void FingerprintRange(const CallFingerprint& f, int64_t out[kFingerprintRangeWords]) {
+  for (size_t i = 0; i < kFields.size(); ++i) {
+    out[2 * i] = ValueOf(f, kFields[i]);
+    out[2 * i + 1] = -ValueOf(f, kFields[i]);
+  }
+}
+
+bool RangeAgrees(const int64_t reduced[kFingerprintRangeWords]) {
+  for (size_t i = 0; i < kFields.size(); ++i)
+    if (reduced[2 * i] != -reduced[2 * i + 1]) return false;
+  return true;
+}
+
 void EncodeFingerprint(const CallFingerprint& f, uint8_t* out) {
   PutLe(out, f.coll, 4);
   PutLe(out + 4, f.dtype, 4);

@@ -393,23 +393,37 @@ Status Communicator::ExecuteOrFail(const Call& call, uint64_t seq) {
 
 Status Communicator::CheckCall(const Call& call, uint64_t seq) {
   if (!ShouldCheck(check_calls_, call)) return Status::Ok();
-  uint8_t mine[kCallFingerprintBytes];
-  EncodeFingerprint(FingerprintOf(call), mine);
-  std::vector<uint8_t> all(kCallFingerprintBytes * size_);
-  Call exchange;
-  exchange.coll = Collective::kAllGather;
-  exchange.send = mine;
-  exchange.recv = all.data();
-  exchange.count = kCallFingerprintBytes;
-  exchange.dtype = DataType::kUint8;
-  // Under the call's own sequence number: the wire kind tells the two apart.
-  Status st = Execute(exchange, seq, transport::kCallCheck);
-  if (!st.ok()) {
-    st = st.WithContext(fmt::format("rank {}: {} seq {}: exchanging call fingerprints "
+  const CallFingerprint mine = FingerprintOf(call);
+  // Both exchanges run under the call's own sequence number: the wire kind tells them
+  // apart from the call's messages, and every rank runs the same ones in the same order.
+  auto exchange = [&](const void* send, void* recv, size_t count, DataType dtype,
+                      Collective coll) {
+    Call c;
+    c.coll = coll;
+    c.send = send;
+    c.recv = recv;
+    c.count = count;
+    c.dtype = dtype;
+    c.op = RedOp::kMax;
+    Status st = Execute(c, seq, transport::kCallCheck);
+    if (st.ok()) return st;
+    st = st.WithContext(fmt::format("rank {}: {} seq {}: checking the ranks' calls "
                                     "(WEFT_CHECK_CALLS)", rank_, CallName(call), seq));
     if (IsFatal(st)) Fail(st);
     return st;
-  }
+  };
+  int64_t range[kFingerprintRangeWords];
+  int64_t reduced[kFingerprintRangeWords];
+  FingerprintRange(mine, range);
+  WEFT_RETURN_IF_ERROR(exchange(range, reduced, kFingerprintRangeWords, DataType::kInt64,
+                                Collective::kAllReduce));
+  if (RangeAgrees(reduced)) return Status::Ok();
+  // Every rank saw the same ranges, so every rank is here: learn who passed what.
+  uint8_t bytes[kCallFingerprintBytes];
+  EncodeFingerprint(mine, bytes);
+  std::vector<uint8_t> all(kCallFingerprintBytes * size_);
+  WEFT_RETURN_IF_ERROR(exchange(bytes, all.data(), kCallFingerprintBytes, DataType::kUint8,
+                                Collective::kAllGather));
   return CompareFingerprints(all.data(), size_, rank_, seq);
 }
 

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <climits>
 #include <vector>
 
 namespace weft::comm {
@@ -61,6 +63,38 @@ TEST(CallCheckTest, EncodingRoundTripsEveryField) {
   EncodeFingerprint(f, bytes);
   EXPECT_EQ(DecodeFingerprint(bytes), f);
   EXPECT_EQ(bytes[0], 6);  // little-endian on every host
+}
+
+// What the allreduce(max) of every rank's FingerprintRange leaves.
+std::vector<int64_t> ReducedRange(const std::vector<Call>& calls) {
+  std::vector<int64_t> out(kFingerprintRangeWords, INT64_MIN);
+  for (const Call& c : calls) {
+    int64_t mine[kFingerprintRangeWords];
+    FingerprintRange(FingerprintOf(c), mine);
+    for (size_t i = 0; i < kFingerprintRangeWords; ++i) out[i] = std::max(out[i], mine[i]);
+  }
+  return out;
+}
+
+TEST(CallCheckTest, TheRangeAgreesExactlyWhenTheFingerprintsDo) {
+  std::vector<Call> calls(5, MakeCall(Collective::kGather, 9, DataType::kInt8, RedOp::kSum, 4));
+  EXPECT_TRUE(RangeAgrees(ReducedRange(calls).data()));
+  for (int field = 0; field < 5; ++field) {
+    std::vector<Call> odd = calls;
+    switch (field) {
+      case 0: odd[3].coll = Collective::kScatter; break;
+      case 1: odd[3].dtype = DataType::kUint8; break;
+      case 2:  // gather has no operator: make every rank reduce, one with another op
+        for (Call& c : odd) c.coll = Collective::kReduce;
+        ASSERT_TRUE(RangeAgrees(ReducedRange(odd).data()));
+        odd[3].op = RedOp::kMin;
+        break;
+      case 3: odd[3].count = 0; break;
+      case 4: odd[3].root = 0; break;
+    }
+    EXPECT_FALSE(RangeAgrees(ReducedRange(odd).data())) << "field " << field;
+    EXPECT_FALSE(Compare(odd).ok()) << "field " << field;
+  }
 }
 
 TEST(CallCheckTest, AgreementIsOk) {
