@@ -129,6 +129,11 @@ Result<bool> ShmLink::ProgressRecvs() {
       Status st = CmaRead(segment_->peer_info().pid.load(), cma_addr_in_, op->data,
                           op->expect.bytes);
       if (!st.ok()) {
+        // A peer that failed may have freed the buffer it advertised as soon as its call
+        // returned; it closed its end before that, so its cause, not a bad address or a
+        // vanished process, is the error to report.
+        Status closed = PeerClosedError();
+        if (!closed.ok()) return closed;
         return st.WithContext(fmt::format("rank {} reading {} bytes from rank {} (shm single-copy)",
                                           self_, op->expect.bytes, peer_));
       }
@@ -158,6 +163,15 @@ void ShmLink::SendAbort(const Status& cause) {
   me.abort_bytes = static_cast<uint32_t>(n);  // published by the release store of `closed`
 }
 
+Status ShmLink::PeerClosedError() const {
+  const SideInfo& peer = segment_->peer_info();
+  if (peer.closed.load(std::memory_order_acquire) == 0) return Status::Ok();
+  uint32_t n = std::min<uint32_t>(peer.abort_bytes, sizeof(peer.abort_text));
+  if (n > 0) return PeerFailed(self_, peer_, "shm", std::string_view(peer.abort_text, n));
+  return Unavailable(
+      fmt::format("rank {} lost connection to rank {} (shm): peer closed", self_, peer_));
+}
+
 Status ShmLink::CheckPeer() {
   const SideInfo& peer = segment_->peer_info();
   // Closed is stored after the peer's last write (release), so once it is seen, the
@@ -165,12 +179,7 @@ Status ShmLink::CheckPeer() {
   // read, or a pending send nobody will read, can then never complete.
   if (peer.closed.load(std::memory_order_acquire) != 0) {
     bool recv_stuck = !inbound_.recvs.empty() && in_.Readable() == 0;
-    if (recv_stuck || !sends_.empty() || !cma_unacked_.empty()) {
-      uint32_t n = std::min<uint32_t>(peer.abort_bytes, sizeof(peer.abort_text));
-      if (n > 0) return PeerFailed(self_, peer_, "shm", std::string_view(peer.abort_text, n));
-      return Unavailable(
-          fmt::format("rank {} lost connection to rank {} (shm): peer closed", self_, peer_));
-    }
+    if (recv_stuck || !sends_.empty() || !cma_unacked_.empty()) return PeerClosedError();
   }
   // Reading the clock costs as much as a small message: look at it only every
   // kClockEveryIdlePasses fruitless passes.

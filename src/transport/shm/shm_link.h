@@ -59,6 +59,8 @@ class ShmLink final : public Link {
   bool ProgressSends();
   Result<bool> ProgressRecvs();
   bool SingleCopy(uint64_t bytes) const { return cma_threshold_ > 0 && bytes >= cma_threshold_; }
+  // The peer's failure (its abort text) once it has closed its end; Ok while it has not.
+  Status PeerClosedError() const;
   // Called when nothing moved: fails if the peer closed its end or its process died.
   Status CheckPeer();
 
