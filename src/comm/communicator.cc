@@ -245,11 +245,13 @@ Status Communicator::ExecuteDeviceTask(Task& task) {
     Deadline deadline = Deadline::AfterSeconds(timeout_s_);
     st = gpu::SetDevice(device_->device());
     if (st.ok()) st = device_->gate().WaitReady(task.ticket, deadline);
-    Status checked = st.ok() ? CheckCall(task.call, task.seq) : Status::Ok();
-    if (!checked.ok()) {
-      // Refused on every rank alike, before any data moved: the communicator goes on.
-      device_->gate().Release(task.ticket);
-      return checked;
+    if (st.ok()) {
+      // A mismatch is refused on every rank alike, before any data moved: no Fail here.
+      Status checked = CheckCall(task.call, task.seq);
+      if (!checked.ok()) {
+        device_->gate().Release(task.ticket);
+        return checked;
+      }
     }
     if (st.ok()) st = device_->RunCollective(task.call, task.seq, deadline);
     if (!st.ok()) {
@@ -537,7 +539,8 @@ Status Communicator::ExecuteSchedule(const Call& call, uint64_t seq, uint16_t ki
   exec::ExecContext ctx;
   ctx.progress = progress;
   ctx.dtype = call.dtype;
-  ctx.op = Reduces(call.coll) ? call.op : RedOp::kSum;  // in the header: ignored ops must not differ
+  // The op is in every header: where the collective ignores it, ranks must not differ on it.
+  ctx.op = Reduces(call.coll) ? call.op : RedOp::kSum;
   ctx.seq = seq;
   ctx.deadline = Deadline::AfterSeconds(timeout_s_);
   ctx.what = CallName(call);
