@@ -270,9 +270,14 @@ constexpr auto kX86V3Table = MakeReduceTable<X86V3Kernels>(kIndices);
 constexpr auto kDivideTable = MakeDivideTable(kIndices);
 
 #if WEFT_HAVE_X86V3
+// Asked once per process: cpuid is a serialising instruction that traps to the
+// hypervisor in a VM (microseconds each), and GetReduceFn runs on every reducing step.
 bool CpuHasF16c() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+  static const bool has = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+  }();
+  return has;
 }
 #endif
 
