@@ -15,6 +15,9 @@ constexpr int kSpinPolls = 200;
 constexpr int kOversubscribedSpinPolls = 4;
 constexpr int kYieldPolls = 2000;
 constexpr auto kShmSleep = std::chrono::microseconds(200);
+// Longest sleep on wake words: a peer that died, an abort from another thread and the
+// deadline are noticed by polling, not by a wake-up.
+constexpr int kMaxWakeSleepMs = 10;
 
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -50,6 +53,15 @@ void Backoff::Idle(const std::vector<transport::Link*>& links, const Deadline& d
     sched_yield();
     return;
   }
+  if (!armed_.empty()) {
+    // Armed by the previous pass, which moved nothing: sleep until a peer rings. The
+    // cap keeps deadlines, liveness checks and aborts from another thread on time.
+    const int64_t ms = std::min({deadline.RemainingMs(), max_poll_ms, kMaxWakeSleepMs});
+    FutexWaitAny(waits_, ms * 1000);
+    Disarm();
+    return;
+  }
+  if (ArmWakes(links)) return;
   pollfds_.clear();
   bool all_have_fds = true;
   for (auto* link : links) {
@@ -66,6 +78,26 @@ void Backoff::Idle(const std::vector<transport::Link*>& links, const Deadline& d
   } else if (!deadline.expired()) {
     std::this_thread::sleep_for(kShmSleep);
   }
+}
+
+bool Backoff::ArmWakes(const std::vector<transport::Link*>& links) {
+  for (auto* link : links) {
+    if (!link->Busy()) continue;
+    std::atomic<uint32_t>* word = link->ArmWake();
+    if (word == nullptr) {
+      Disarm();
+      return false;
+    }
+    armed_.push_back(link);
+    waits_.push_back({word, word->load(std::memory_order_acquire)});
+  }
+  return !armed_.empty();
+}
+
+void Backoff::Disarm() {
+  for (auto* link : armed_) link->DisarmWake();
+  armed_.clear();
+  waits_.clear();
 }
 
 }  // namespace weft::exec

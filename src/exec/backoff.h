@@ -1,7 +1,7 @@
 // How a rank waits for links that have nothing to deliver yet: spin briefly (small
 // messages arrive within microseconds), then yield the core, then sleep — in poll(2)
-// when every busy link has a file descriptor, otherwise for a fraction of a millisecond
-// (shared-memory links must be re-polled by hand). Oversubscribed runs (more ranks
+// when every busy link has a file descriptor, on the links' wake words (futex) when
+// every busy link has one (shm), otherwise for a fraction of a millisecond. Oversubscribed runs (more ranks
 // than cores) depend on the yield and sleep phases to let the awaited peer run, so
 // there the spin phase is cut to a few polls (measured: docs/BENCHMARKS.md).
 #pragma once
@@ -11,6 +11,7 @@
 #include <poll.h>
 
 #include "core/deadline.h"
+#include "core/futex.h"
 #include "transport/link.h"
 #include "transport/mesh.h"
 
@@ -22,7 +23,14 @@ class Backoff {
   // this rank waits for may then be waiting for this very core, so spinning only delays
   // it: such ranks yield after a few polls instead of a few hundred.
   explicit Backoff(bool oversubscribed = false);
-  void Reset() { idle_ = 0; }
+  ~Backoff() { Disarm(); }
+  Backoff(const Backoff&) = delete;
+  Backoff& operator=(const Backoff&) = delete;
+  // Called when a pass moved something.
+  void Reset() {
+    idle_ = 0;
+    if (!armed_.empty()) Disarm();
+  }
   // Called after a pass over `links` moved nothing. Returns without waiting past
   // `deadline`, and sleeps in poll(2) for at most `max_poll_ms`.
   void Idle(const std::vector<transport::Link*>& links, const Deadline& deadline,
@@ -31,9 +39,17 @@ class Backoff {
   bool TimeToCheck() const { return (idle_ & 63) == 0; }
 
  private:
+  // Sleep phase with wake words: the first fruitless pass arms them (so the caller's
+  // next pass sees any progress made before the peers could know to ring), the next one
+  // sleeps. False: some busy link has no wake word.
+  bool ArmWakes(const std::vector<transport::Link*>& links);
+  void Disarm();
+
   int spin_polls_;
   int idle_ = 0;
   std::vector<pollfd> pollfds_;
+  std::vector<transport::Link*> armed_;
+  std::vector<FutexWait> waits_;
 };
 
 // True if the mesh's ranks on this rank's host cannot each have a core: more of them

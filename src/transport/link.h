@@ -3,7 +3,9 @@
 // and calls Progress() until they complete; nothing here blocks.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "core/status.h"
@@ -47,6 +49,15 @@ class Link {
   // WantsWrite()), or -1 if this link must be polled by calling Progress().
   virtual int PollFd() const { return -1; }
   virtual bool WantsWrite() const { return false; }
+
+  // Links without a file descriptor may offer a wake word instead (shm). ArmWake()
+  // announces that this side is about to sleep and returns the word; from then until
+  // DisarmWake() the peer changes the word and wakes its sleepers (core/futex.h)
+  // whenever it makes progress on this link. The caller reads the word, runs one more
+  // Progress() pass (progress made before the announcement did not ring), and sleeps
+  // on the value it read only if that pass moved nothing. Null: the link has none.
+  virtual std::atomic<uint32_t>* ArmWake() { return nullptr; }
+  virtual void DisarmWake() {}
 
   // Transport name for logs and errors: "tcp", "shm".
   virtual const char* Name() const = 0;

@@ -36,6 +36,10 @@ struct SideInfo {
   uint64_t probe_addr = 0;
   std::atomic<uint32_t> cma_state{0};  // CmaState
   alignas(64) std::atomic<uint64_t> cma_done{0};
+  // Sleeping (Link::ArmWake): this side sets `sleeping` before it may sleep on `bell`;
+  // the peer, after making progress, bumps `bell` and wakes it while `sleeping` is set.
+  alignas(64) std::atomic<uint32_t> bell{0};
+  std::atomic<uint32_t> sleeping{0};
   // Why this side failed (Link::SendAbort): written before `closed`, read after it.
   uint32_t abort_bytes = 0;  // of abort_text; 0: no cause given
   char abort_text[1024] = {};
@@ -45,7 +49,8 @@ enum CmaState : uint32_t { kCmaUnknown = 0, kCmaWorks = 1, kCmaDenied = 2 };
 
 inline constexpr uint64_t kSegmentMagic = 0x314d485354464557ull;  // "WEFTSHM1"
 // 4: rings may rewind (ShmLink's kRewindMarker), which a version-3 peer would not read.
-inline constexpr uint32_t kSegmentVersion = 4;
+// 5: SideInfo has the wake word (bell, sleeping).
+inline constexpr uint32_t kSegmentVersion = 5;
 
 // At offset 0 of the segment; ring data follows at SegmentLayout::data_offset.
 struct SegmentHeader {
@@ -105,6 +110,8 @@ class Segment {
   Ring SendRing() const { return MakeRing(side_); }
   Ring RecvRing() const { return MakeRing(1 - side_); }
   const SideInfo& peer_info() const { return header_->side[1 - side_]; }
+  // The peer's wake word is the one field of its side this side writes (ShmLink::RingPeer).
+  SideInfo& peer_info_for_wake() const { return header_->side[1 - side_]; }
   SideInfo& my_info() const { return header_->side[side_]; }
   const std::string& name() const { return name_; }
 

@@ -14,7 +14,7 @@
 //
 // Progress copies as much as both rings allow and never blocks. There is no file
 // descriptor to poll (PollFd() == -1): the executor must call Progress() to notice new
-// bytes. A peer that destroyed its link is reported at once; a peer process that died is
+// bytes, or sleep on the wake word (ArmWake), which the peer rings after progress. A peer that destroyed its link is reported at once; a peer process that died is
 // noticed after ~100 ms without progress (kill(pid, 0) == ESRCH, or a zombie).
 //
 // Thread-safety: one thread at a time per link.
@@ -46,8 +46,13 @@ class ShmLink final : public Link {
   }
   bool single_copy() const { return cma_threshold_ > 0; }
   const char* Name() const override { return "shm"; }
-  void Shutdown() override { segment_->MarkClosed(); }
+  void Shutdown() override {
+    segment_->MarkClosed();
+    RingPeer();
+  }
   void SendAbort(const Status& cause) override;
+  std::atomic<uint32_t>* ArmWake() override;
+  void DisarmWake() override;
 
   // How long without progress before checking whether the peer process is alive.
   static constexpr std::chrono::milliseconds kLivenessInterval{100};
@@ -63,6 +68,9 @@ class ShmLink final : public Link {
   Status PeerClosedError() const;
   // Called when nothing moved: fails if the peer closed its end or its process died.
   Status CheckPeer();
+  // After this side made progress the peer may be waiting for: wakes the peer if it
+  // announced it sleeps (Link::ArmWake).
+  void RingPeer();
 
   std::unique_ptr<Segment> segment_;
   Ring out_;

@@ -11,7 +11,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <thread>
 
+#include "core/futex.h"
 #include "test_util.h"
 #include "transport/shm/segment.h"
 
@@ -178,6 +180,58 @@ TEST(ShmLinkTest, DrainedSmallMessagesRewindAndArriveIntact) {
       ASSERT_EQ(in, out) << "round " << round << ", " << bytes << " bytes";
     }
   }
+}
+
+// The wake word (Link::ArmWake): once armed, the peer's progress changes it, so a rank
+// that sleeps on the value it read is woken; progress made while disarmed leaves it.
+TEST(ShmLinkTest, PeerProgressRingsAnArmedSideOnly) {
+  Pair p = MakePair(UniqueCommId(), 4096);
+  std::vector<uint8_t> out = Pattern(1, 2, 100), in(100);
+  uint64_t seq = 0;
+  auto send_one = [&] {
+    SendOp s{Header(0, 1, seq, out.size()), out.data()};
+    RecvOp r{Header(0, 1, seq, in.size()), in.data()};
+    ++seq;
+    p.b->PostRecv(&r);
+    p.a->PostSend(&s);
+    ASSERT_TRUE(Pump({p.a.get(), p.b.get()}, Deadline::AfterSeconds(10)).ok());
+    ASSERT_EQ(in, out);
+  };
+  std::atomic<uint32_t>* word = p.b->ArmWake();
+  ASSERT_NE(word, nullptr);
+  uint32_t seen = word->load();
+  send_one();
+  EXPECT_NE(word->load(), seen) << "the sender's progress did not ring the armed receiver";
+  p.b->DisarmWake();
+  seen = word->load();
+  send_one();
+  EXPECT_EQ(word->load(), seen) << "a disarmed side was rung";
+}
+
+// A receiver asleep on its wake word (as the executor's backoff sleeps) is woken by the
+// sender's progress, long before the sleep's 60 s cap.
+TEST(ShmLinkTest, SleeperOnTheWakeWordIsWokenBySendersProgress) {
+  Pair p = MakePair(UniqueCommId(), 4096);
+  std::vector<uint8_t> out = Pattern(3, 4, 64), in(64);
+  RecvOp r{Header(0, 1, 0, in.size()), in.data()};
+  p.b->PostRecv(&r);
+  std::atomic<uint32_t>* word = p.b->ArmWake();
+  const uint32_t seen = word->load();
+  ASSERT_FALSE(p.b->Progress().value());  // the pass after arming: nothing yet
+  std::thread sender([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    SendOp s{Header(0, 1, 0, out.size()), out.data()};
+    p.a->PostSend(&s);
+    while (!s.done) ASSERT_TRUE(p.a->Progress().ok());
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  FutexWaitAny({{word, seen}}, 60'000'000);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+  sender.join();
+  p.b->DisarmWake();
+  ASSERT_TRUE(Pump({p.b.get()}, Deadline::AfterSeconds(10)).ok());
+  EXPECT_TRUE(r.done);
+  EXPECT_EQ(in, out);
 }
 
 // Without single-copy (everything through a ring far smaller than the messages), and
