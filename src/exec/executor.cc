@@ -1,6 +1,7 @@
 #include "exec/executor.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@ namespace weft::exec {
 
 using sched::Buf;
 using sched::Slice;
+using sched::Step;
 using sched::StepKind;
 
 Executor::Executor(transport::Mesh* mesh)
@@ -26,21 +28,50 @@ Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx,
   esize_ = DataTypeSize(ctx.dtype);
   std::fill(send_steps_.begin(), send_steps_.end(), 0);
   std::fill(recv_steps_.begin(), recv_steps_.end(), 0);
-  ReduceFn reduce = GetReduceFn(ctx.dtype, ctx.op);
+  const ReduceFn reduce = GetReduceFn(ctx.dtype, ctx.op);
+  const ReduceIntoFn reduce_into = GetReduceIntoFn(ctx.dtype, ctx.op);
   for (size_t r = 0; r < schedule.rounds.size(); ++r) {
     const auto& round = schedule.rounds[r];
     WEFT_RETURN_IF_ERROR(Communicate(round, r));
-    for (const auto& step : round.steps) {
+    const auto& steps = round.steps;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const Step& step = steps[i];
       if (step.kind == StepKind::kReduce) {
         reduce(Ptr(step.dst), Ptr(step.src), step.dst.count);
       } else if (step.kind == StepKind::kCopy) {
         void* dst = Ptr(step.dst);
         const void* src = Ptr(step.src);
-        if (dst != src) std::memmove(dst, src, step.dst.count * esize_);
+        if (i + 1 < steps.size() && FusesWithNext(step, steps[i + 1])) {
+          reduce_into(dst, src, Ptr(steps[i + 1].src), step.dst.count);
+          ++i;
+        } else if (dst != src) {
+          std::memmove(dst, src, step.dst.count * esize_);
+        }
       }
     }
   }
   return Status::Ok();
+}
+
+// Out-of-place algorithms start a reduction with "copy x to dst; reduce y into dst"
+// (sched/algorithms: ring, recursive doubling, binomial, ...). Run as dst = x (op) y,
+// that is one pass over memory instead of two (the copy's write and the reduce's re-read
+// of dst). The schedule stays as written: the interpreter and the simulator see the two
+// steps. Allowed when the reduce's destination is exactly the copy's and the elementwise
+// loop reads nothing it has already written: y does not overlap dst, and x is dst itself
+// or does not overlap it (buffers can alias: an in-place call's input is its output).
+bool Executor::FusesWithNext(const Step& copy, const Step& next) const {
+  if (next.kind != StepKind::kReduce || next.dst.buf != copy.dst.buf ||
+      next.dst.offset != copy.dst.offset || next.dst.count != copy.dst.count)
+    return false;
+  const size_t bytes = copy.dst.count * esize_;
+  auto disjoint = [bytes](const void* p, const void* q) {
+    auto a = reinterpret_cast<uintptr_t>(p), b = reinterpret_cast<uintptr_t>(q);
+    return a + bytes <= b || b + bytes <= a;
+  };
+  const void* dst = Ptr(copy.dst);
+  const void* x = Ptr(copy.src);
+  return disjoint(Ptr(next.src), dst) && (x == dst || disjoint(x, dst));
 }
 
 void* Executor::Ptr(const Slice& s) const {
@@ -109,6 +140,12 @@ bool Executor::AllDone() const {
 
 Status Executor::WaitAll(size_t round_index) {
   backoff_.Reset();
+  Status s = PollUntilDone(round_index);
+  backoff_.Reset();  // no link stays armed to be woken (Link::ArmWake) after the round
+  return s;
+}
+
+Status Executor::PollUntilDone(size_t round_index) {
   if (ctx_->progress != nullptr) {  // two relaxed stores per round; refined while idle
     ctx_->progress->round.store(static_cast<int32_t>(round_index), std::memory_order_relaxed);
     ctx_->progress->waiting_for.store(FirstPendingPeer(), std::memory_order_relaxed);

@@ -56,9 +56,12 @@ class Executor {
  private:
   Status Communicate(const sched::Round& round, size_t round_index);
   Status WaitAll(size_t round_index);
+  // WaitAll without its bookkeeping: progresses the links until the round completes.
+  Status PollUntilDone(size_t round_index);
   Status TimeoutError(size_t round_index) const;
   Status AbortedError(size_t round_index) const;
   void* Ptr(const sched::Slice& s) const;
+  bool FusesWithNext(const sched::Step& copy, const sched::Step& next) const;
   transport::WireHeader Header(int step, size_t count) const;
   bool AllDone() const;
   int FirstPendingPeer() const;

@@ -190,12 +190,42 @@ template <typename E, typename Op, typename Isa>
   }
 }
 
-// The loop, instantiated once per instruction set; the table below takes
-// &Kernels::Reduce<E, Op> for every (element, op).
+// dst = a (op) b: an out-of-place step's copy and reduce in one pass over memory. A
+// loop of its own rather than ReduceLoop(dst, dst, src): with dst == a, GCC's run-time
+// overlap check would send the in-place loop down its scalar path.
+template <typename E, typename Op, typename Isa>
+[[gnu::always_inline]] inline void ReduceIntoLoop(void* dst, const void* a, const void* b,
+                                                  size_t count) {
+  using S = typename E::Storage;
+  using C = typename E::Compute;
+  S* d = static_cast<S*>(dst);
+  const S* x = static_cast<const S*>(a);
+  const S* y = static_cast<const S*>(b);
+  if constexpr (std::is_same_v<S, C>) {
+    for (size_t i = 0; i < count; ++i) d[i] = Op::Apply(x[i], y[i]);
+  } else {
+    C wa[kBlock];
+    C wb[kBlock];
+    for (size_t base = 0; base < count; base += kBlock) {
+      const size_t n = std::min(kBlock, count - base);
+      E::template Widen<Isa>(x + base, wa, n);
+      E::template Widen<Isa>(y + base, wb, n);
+      for (size_t i = 0; i < n; ++i) wa[i] = Op::Apply(wa[i], wb[i]);
+      E::template Narrow<Isa>(wa, d + base, n);
+    }
+  }
+}
+
+// The loops, instantiated once per instruction set; the tables below take
+// &Kernels::Reduce<E, Op> and &Kernels::ReduceInto<E, Op> for every (element, op).
 struct GenericKernels {
   template <typename E, typename Op>
   static void Reduce(void* dst, const void* src, size_t count) {
     ReduceLoop<E, Op, IsaGeneric>(dst, src, count);
+  }
+  template <typename E, typename Op>
+  static void ReduceInto(void* dst, const void* a, const void* b, size_t count) {
+    ReduceIntoLoop<E, Op, IsaGeneric>(dst, a, b, count);
   }
 };
 
@@ -204,6 +234,11 @@ struct X86V3Kernels {
   template <typename E, typename Op>
   WEFT_TARGET_X86V3 static void Reduce(void* dst, const void* src, size_t count) {
     ReduceLoop<E, Op, IsaX86V3>(dst, src, count);
+  }
+  template <typename E, typename Op>
+  WEFT_TARGET_X86V3 static void ReduceInto(void* dst, const void* a, const void* b,
+                                           size_t count) {
+    ReduceIntoLoop<E, Op, IsaX86V3>(dst, a, b, count);
   }
 };
 #endif
@@ -249,12 +284,24 @@ constexpr std::array<ReduceFn, kNumRedOps> kOpRow = {
     &K::template Reduce<E, Sum>, &K::template Reduce<E, Prod>, &K::template Reduce<E, Min>,
     &K::template Reduce<E, Max>, &K::template Reduce<E, Sum>};
 
+template <typename E, typename K>
+constexpr std::array<ReduceIntoFn, kNumRedOps> kOpRowInto = {
+    &K::template ReduceInto<E, Sum>, &K::template ReduceInto<E, Prod>,
+    &K::template ReduceInto<E, Min>, &K::template ReduceInto<E, Max>,
+    &K::template ReduceInto<E, Sum>};
+
 template <typename K, size_t... I>
 constexpr auto MakeReduceTable(std::index_sequence<I...>) {
   static_assert(((std::tuple_element_t<I, Elements>::kType == static_cast<DataType>(I)) && ...),
                 "Elements must list the types in DataType order");
   return std::array<std::array<ReduceFn, kNumRedOps>, kNumDataTypes>{
       kOpRow<std::tuple_element_t<I, Elements>, K>...};
+}
+
+template <typename K, size_t... I>
+constexpr auto MakeReduceIntoTable(std::index_sequence<I...>) {
+  return std::array<std::array<ReduceIntoFn, kNumRedOps>, kNumDataTypes>{
+      kOpRowInto<std::tuple_element_t<I, Elements>, K>...};
 }
 
 template <size_t... I>
@@ -264,8 +311,10 @@ constexpr std::array<DivideFn, kNumDataTypes> MakeDivideTable(std::index_sequenc
 
 constexpr auto kIndices = std::make_index_sequence<kNumDataTypes>{};
 constexpr auto kGenericTable = MakeReduceTable<GenericKernels>(kIndices);
+constexpr auto kGenericIntoTable = MakeReduceIntoTable<GenericKernels>(kIndices);
 #if WEFT_HAVE_X86V3
 constexpr auto kX86V3Table = MakeReduceTable<X86V3Kernels>(kIndices);
+constexpr auto kX86V3IntoTable = MakeReduceIntoTable<X86V3Kernels>(kIndices);
 #endif
 constexpr auto kDivideTable = MakeDivideTable(kIndices);
 
@@ -322,6 +371,17 @@ ReduceFn GetReduceFnForIsa(DataType dtype, RedOp op, ReduceIsa isa) {
   return kGenericTable[t][o];
 }
 
+ReduceIntoFn GetReduceIntoFnForIsa(DataType dtype, RedOp op, ReduceIsa isa) {
+  if (!Valid(dtype) || static_cast<unsigned>(op) >= static_cast<unsigned>(kNumRedOps) ||
+      !CpuHas(isa))
+    return nullptr;
+  const int t = static_cast<int>(dtype), o = static_cast<int>(op);
+#if WEFT_HAVE_X86V3
+  if (isa == ReduceIsa::kX86V3) return kX86V3IntoTable[t][o];
+#endif
+  return kGenericIntoTable[t][o];
+}
+
 const char* ReduceIsaName(ReduceIsa isa) {
   return isa == ReduceIsa::kX86V3 ? "x86-64-v3" : "generic";
 }
@@ -332,6 +392,10 @@ ReduceIsa SelectedReduceIsa() { return BestIsa(); }
 
 ReduceFn GetReduceFn(DataType dtype, RedOp op) {
   return internal::GetReduceFnForIsa(dtype, op, BestIsa());
+}
+
+ReduceIntoFn GetReduceIntoFn(DataType dtype, RedOp op) {
+  return internal::GetReduceIntoFnForIsa(dtype, op, BestIsa());
 }
 
 void DivideInPlace(void* buf, size_t count, DataType dtype, int divisor) {

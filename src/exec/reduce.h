@@ -14,6 +14,11 @@ namespace weft::exec {
 using ReduceFn = void (*)(void* dst, const void* src, size_t count);
 ReduceFn GetReduceFn(DataType dtype, RedOp op);
 
+// dst[i] = a[i] (op) b[i]: "copy a to dst, then reduce b into it" in one pass, as the
+// executor runs that pair of schedule steps. dst may be a; b must not overlap dst.
+using ReduceIntoFn = void (*)(void* dst, const void* a, const void* b, size_t count);
+ReduceIntoFn GetReduceIntoFn(DataType dtype, RedOp op);
+
 // buf[i] /= divisor (integers: truncating division), for kAvg.
 void DivideInPlace(void* buf, size_t count, DataType dtype, int divisor);
 

@@ -14,6 +14,7 @@ enum class ReduceIsa {
 
 // nullptr if dtype/op are invalid, or the variant is not built or not runnable here.
 ReduceFn GetReduceFnForIsa(DataType dtype, RedOp op, ReduceIsa isa);
+ReduceIntoFn GetReduceIntoFnForIsa(DataType dtype, RedOp op, ReduceIsa isa);
 const char* ReduceIsaName(ReduceIsa isa);
 ReduceIsa SelectedReduceIsa();  // the one GetReduceFn uses
 
