@@ -55,6 +55,15 @@ case "$CASE" in
     # Both ranks are told the same store address, and it has a real port.
     [ "$(sed 's/.*\///' <<<"$out" | sort -u | wc -l)" -eq 1 ] || fail "ranks disagree on the store: $out"
     grep -q ':0$' <<<"$out" && fail "store port 0 leaked: $out"
+    # WEFT_AUX_PORT: one port for every rank, a real one, not the store's.
+    aux=$(timeout 30 "$WEFTRUN" -n 2 --no-prefix sh -c 'echo "$WEFT_AUX_PORT ${WEFT_STORE_ADDR##*:}"') \
+      || fail "exit code $?"
+    [ "$(cut -d' ' -f1 <<<"$aux" | sort -u | wc -l)" -eq 1 ] \
+      || fail "ranks disagree on WEFT_AUX_PORT: $aux"
+    read -r aux_port store_port <<<"$(head -1 <<<"$aux")"
+    [[ "$aux_port" =~ ^[0-9]+$ ]] && [ "$aux_port" -gt 0 ] && [ "$aux_port" -lt 65536 ] \
+      || fail "WEFT_AUX_PORT is not a port: $aux"
+    [ "$aux_port" != "$store_port" ] || fail "WEFT_AUX_PORT is the store's port: $aux"
     timeout 10 "$WEFTRUN" -n 1 -x NOEQUALS true 2>/dev/null && fail "-x without = accepted"
     timeout 10 "$WEFTRUN" -n 1 /nonexistent/prog 2>/dev/null; rc=$?
     [ $rc -eq 127 ] || fail "missing program: exit $rc, expected 127"

@@ -7,6 +7,10 @@
 // (see src/bootstrap/launcher_env.h). torchrun's variables (RANK, ...) are deliberately
 // not set, so launcher detection never has two candidates that disagree.
 //
+// WEFT_AUX_PORT is a second port on the store's host, free when weftrun started (the
+// kernel picked it), for a framework's own rendezvous: weft.torch serves torch's TCPStore
+// there (MASTER_PORT) when a script runs under weftrun.
+//
 // It also gives every rank WEFT_SECRET, the job's secret: the user's (from weftrun's own
 // environment, or -x WEFT_SECRET=...) or else 32 fresh random bytes. The store it hosts
 // and every data connection authenticate with it (src/bootstrap/job_key.h), so a job
@@ -17,6 +21,7 @@
 #include "bootstrap/job_key.h"
 #include "bootstrap/store.h"
 #include "core/env.h"
+#include "net/socket.h"
 #include "options.h"
 #include "rank_process.h"
 #include "supervisor.h"
@@ -26,6 +31,7 @@ namespace {
 std::vector<std::pair<std::string, std::string>> RankEnvironment(const weftrun::Options& o,
                                                                  int rank,
                                                                  const std::string& store,
+                                                                 const std::string& aux_port,
                                                                  const std::string& secret) {
   // -x entries come last and so win, even over weftrun's own variables: that is how a
   // test starts ranks with a wrong world size on purpose.
@@ -37,8 +43,21 @@ std::vector<std::pair<std::string, std::string>> RankEnvironment(const weftrun::
       {"WEFT_STORE_ADDR", store},
       {"WEFT_SECRET", secret},
   };
+  if (!aux_port.empty()) mine.emplace_back("WEFT_AUX_PORT", aux_port);
   mine.insert(mine.end(), o.extra_env.begin(), o.extra_env.end());
   return mine;
+}
+
+// A port on `host` that nothing listens on now: bound (port 0: the kernel's choice) and
+// let go again. Someone may take it before the ranks do, but far less likely than a
+// fixed offset from the store's port, which may be any other process's ephemeral port.
+// Empty if none could be bound.
+std::string FreePort(weft::net::SockAddr host) {
+  host.set_port(0);
+  auto fd = weft::net::Listen(host, 1);
+  if (!fd.ok()) return "";
+  auto local = weft::net::LocalAddress(fd->get());
+  return local.ok() ? std::to_string(local->port()) : "";
 }
 
 }  // namespace
@@ -88,12 +107,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string store_addr = (*store)->address().ToString();
+  const std::string aux_port = FreePort((*store)->address());
 
   weftrun::Supervisor supervisor({opts.grace_s, opts.timeout_s, opts.prefix, opts.keep_going},
                                  signal_fd->get());
   for (int rank = 0; rank < opts.nranks; ++rank) {
     weftrun::SpawnSpec spec{*path, opts.command,
-                            weftrun::MergeEnvironment(RankEnvironment(opts, rank, store_addr, secret))};
+                            weftrun::MergeEnvironment(RankEnvironment(opts, rank, store_addr, aux_port, secret))};
     auto proc = weftrun::SpawnRank(spec);
     if (!proc.ok()) {
       std::fprintf(stderr, "weftrun: cannot start rank %d: %s\n", rank,
