@@ -62,6 +62,9 @@ TEST(CatalogTest, EveryInstanceStatesEachPurchaseOption) {
   EXPECT_DOUBLE_EQ(cat->Find("p4d.24xlarge")->Get("price_capacity_block_usd_h"), 14.75);
   EXPECT_DOUBLE_EQ(cat->Find("p5.48xlarge")->Get("price_capacity_block_usd_h"), 39.33);
   EXPECT_DOUBLE_EQ(cat->Find("trn1.32xlarge")->Get("price_capacity_block_usd_h"), 15.49);
+  // Dated spot observations: SkyPilot's catalog as printed on 2024-09-28 and 2022-03-01.
+  EXPECT_DOUBLE_EQ(cat->Find("p4d.24xlarge")->Get("price_spot_usd_h"), 9.279);
+  EXPECT_DOUBLE_EQ(cat->Find("p3.16xlarge")->Get("price_spot_usd_h"), 7.344);
   EXPECT_FALSE(PriceOptions(*cat->Find("p3.16xlarge")).at("capacity_block").has_value());
 }
 

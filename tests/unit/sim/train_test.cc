@@ -116,6 +116,23 @@ TEST(TrainTest, ShippedPurchaseOptionsScaleTheSameStep) {
   EXPECT_EQ(s->usd_per_step.count("savings_plan_1yr"), 0u);
 }
 
+TEST(TrainTest, P3SpotPriceIsCosted) {
+  // p3.16xlarge has a dated spot price (SkyPilot, 2022-03-01) next to its On-Demand one:
+  // both are costed, in the ratio of the two rates; no Savings Plan rate is published.
+  auto cat = LoadCatalog(DefaultCatalogPath());
+  ASSERT_TRUE(cat.ok());
+  const Instance& p3 = *cat->Find("p3.16xlarge");
+  auto c = ClusterFor(p3, 1);
+  ASSERT_TRUE(c.ok());
+  auto s = PredictStep(*c, p3, TestModel(), TrainConfig{});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_DOUBLE_EQ(s->usd_per_step.at("spot"), 7.344 * s->step_s / 3600);
+  EXPECT_NEAR(s->usd_per_million_samples.at("spot") / s->usd_per_million_samples.at("on_demand"),
+              7.344 / 24.48, 1e-12);
+  EXPECT_EQ(s->usd_per_step.count("savings_plan_1yr"), 0u);
+  EXPECT_EQ(s->usd_per_step.count("capacity_block"), 0u);
+}
+
 TEST(EfficiencyTest, OverrideThenCatalogThenDefault) {
   Instance inst = TestInstance();
   TrainConfig cfg;
