@@ -97,7 +97,7 @@ LIMIT=900  # seconds per library run: a hung rank must not hang the comparison
 cleanup() {
   local p
   for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-  [ "$NETNS" = 1 ] && netns_down
+  [ "$NETNS" = 1 ] && netns_destroy
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -116,8 +116,10 @@ wait_ranks() {
 }
 
 if [ "$NETNS" = 1 ]; then
-  . bench/peers/netns.sh
-  netns_up
+  # shellcheck source=../tests/netns/netns_lib.sh
+  . tests/netns/netns_lib.sh
+  netns_create || { echo "compare: cannot set up the two namespaces (root needed)" >&2; exit 1; }
+  NS=("${NETNS_NS[@]}") VETH=("${NETNS_VETH[@]}") ADDR=("${NETNS_ADDR[@]}")
   IN=("ip netns exec ${NS[0]}" "ip netns exec ${NS[1]}")
   export CMP_NS1=${NS[1]} CMP_ADDR1=${ADDR[1]}
 fi

@@ -3,10 +3,14 @@
 # namespaces; the root namespace is never touched. Needs CAP_SYS_ADMIN/CAP_NET_ADMIN.
 #
 #   netns_create [RATE]   creates them (RATE, e.g. 2gbit: a tbf qdisc on both veth ends,
-#                         so each direction is limited); sets NETNS_NS[0..1],
-#                         NETNS_VETH[0..1], NETNS_ADDR[0..1]; returns 77 when namespaces
-#                         cannot be created here, 1 on another failure
+#                         so each direction is limited; NETNS_TBF_LATENCY, default 20ms,
+#                         is how long a packet may queue before the shaper drops it);
+#                         sets NETNS_NS[0..1], NETNS_VETH[0..1], NETNS_ADDR[0..1]; returns
+#                         once the veth passes traffic (bounded, 5 s); returns 77 when
+#                         namespaces cannot be created here, 1 on another failure
 #   netns_destroy         deletes what netns_create made (the veth goes with them)
+# Used by the two-host tests here, tools/ofi-vs-tcp.sh and scripts/compare.sh --netns;
+# the N-host bridge topology is hosts_lib.sh.
 NETNS_ID="$$$RANDOM"
 NETNS_ID=${NETNS_ID:0:10}  # interface names are limited to 15 characters
 NETNS_NS=("weftns${NETNS_ID}a" "weftns${NETNS_ID}b")
@@ -34,12 +38,20 @@ netns_create() {
       # Token bucket: RATE sustained, a burst of 1 ms at that rate (at least 64 KiB), and
       # packets wait in the queue up to 20 ms before being dropped.
       ip netns exec "${NETNS_NS[$h]}" tc qdisc add dev "${NETNS_VETH[$h]}" root tbf \
-        rate "$rate" burst 256kb latency 20ms \
+        rate "$rate" burst 256kb latency "${NETNS_TBF_LATENCY:-20ms}" \
         || { echo "netns: tc tbf $rate on ${NETNS_VETH[$h]} failed" >&2; return 1; }
     fi
   done
-  ip netns exec "${NETNS_NS[0]}" timeout 5 ping -c 1 -W 1 "${NETNS_ADDR[1]}" >/dev/null 2>&1 \
-    || echo "netns: note: ping across the veth failed (ping may be missing); continuing" >&2
+  # A fresh veth needs a moment before it passes traffic. A refused TCP connection to
+  # the discard port proves the path (no ping needed); captured, not piped, so callers
+  # running with pipefail are not affected.
+  local reply
+  for _ in $(seq 50); do
+    reply=$(ip netns exec "${NETNS_NS[0]}" bash -c "exec 3<>/dev/tcp/${NETNS_ADDR[1]}/9" 2>&1) || true
+    [[ $reply == *refused* ]] && return 0
+    sleep 0.1
+  done
+  echo "netns: note: could not confirm that the veth passes traffic; continuing" >&2
   return 0
 }
 

@@ -15,19 +15,15 @@ set -u
 PROG=$1
 MODE=${2:-idle}
 KEEPALIVE=${WEFT_TCP_KEEPALIVE:-4}
-ID="$$$RANDOM"
-ID=${ID:0:10}
-NS=("weftns${ID}a" "weftns${ID}b")
-VETH=("wv${ID}a" "wv${ID}b")
-ADDR=("10.232.0.1" "10.232.0.2")
 TMP=$(mktemp -d /tmp/weft_partition.XXXXXX)
 PIDS=()
-CREATED=()
+# shellcheck source=netns_lib.sh
+source "$(dirname "$0")/netns_lib.sh"
 
 cleanup() {
-  local p ns
+  local p
   for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  for ns in "${CREATED[@]}"; do ip netns del "$ns" 2>/dev/null; done
+  netns_destroy
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -35,23 +31,17 @@ trap 'exit 130' INT TERM
 skip() { echo "SKIP: $*"; exit 77; }
 die() { echo "FAIL: $*"; for r in 0 1; do sed "s/^/[rank $r] /" "$TMP/out.$r" 2>/dev/null; done; exit 1; }
 
-command -v ip >/dev/null || skip "iproute2 ('ip') is not installed"
-for ns in "${NS[@]}"; do
-  err=$(ip netns add "$ns" 2>&1) || skip "cannot create a network namespace: $err"
-  CREATED+=("$ns")
-done
-ip link add "${VETH[0]}" netns "${NS[0]}" type veth peer name "${VETH[1]}" netns "${NS[1]}" \
-  || die "cannot create the veth pair"
-for h in 0 1; do
-  ip -n "${NS[$h]}" link set lo up || die "lo up"
-  ip -n "${NS[$h]}" addr add "${ADDR[$h]}/24" dev "${VETH[$h]}" || die "address"
-  ip -n "${NS[$h]}" link set "${VETH[$h]}" up || die "veth up"
-  if [ "$MODE" = busy ]; then
-    ip -n "${NS[$h]}" link set "${VETH[$h]}" txqueuelen 1000
-    ip netns exec "${NS[$h]}" tc qdisc add dev "${VETH[$h]}" root tbf rate 200mbit \
-      burst 256kb latency 50ms || skip "tc tbf shaping is not available"
-  fi
-done
+# busy: shaped to 200 Mbit/s, with room for 50 ms of queue, so the link goes down with
+# data in flight.
+RATE=""
+[ "$MODE" = busy ] && RATE=200mbit
+NETNS_TBF_LATENCY=50ms netns_create $RATE
+case $? in
+  0) ;;
+  77) skip "network namespaces are not available here" ;;
+  *) die "cannot set up the two namespaces" ;;
+esac
+NS=("${NETNS_NS[@]}") VETH=("${NETNS_VETH[@]}") ADDR=("${NETNS_ADDR[@]}")
 
 for r in 0 1; do
   ip netns exec "${NS[$r]}" timeout -k 5 90 \
