@@ -55,17 +55,27 @@ long WaitMany(const std::vector<FutexWait>& waits, int64_t timeout_us) {
 }
 #endif
 
+// The outcomes of a wait that worked: woken, the value had already changed, timed out,
+// interrupted. Anything else (ENOSYS on an old kernel, EPERM under a seccomp filter that
+// does not know the call) means the call is unusable here.
+bool WaitWorked(long ret) {
+  return ret >= 0 || errno == EAGAIN || errno == ETIMEDOUT || errno == EINTR;
+}
+
 }  // namespace
 
 void FutexWaitAny(const std::vector<FutexWait>& waits, int64_t timeout_us) {
   if (waits.empty() || timeout_us <= 0) return;
 #if defined(SYS_futex_waitv)
   if (waits.size() > 1 && !waitv_missing.load(std::memory_order_relaxed)) {
-    if (WaitMany(waits, timeout_us) == 0 || errno != ENOSYS) return;
+    if (WaitWorked(WaitMany(waits, timeout_us))) return;
     waitv_missing.store(true, std::memory_order_relaxed);
   }
 #endif
-  WaitOne(waits.front().word, waits.front().expected, timeout_us);
+  if (WaitWorked(WaitOne(waits.front().word, waits.front().expected, timeout_us))) return;
+  // No futex at all: a short plain sleep keeps the caller from spinning.
+  timespec nap{0, static_cast<long>(std::min<int64_t>(timeout_us, 200)) * 1000};
+  nanosleep(&nap, nullptr);
 }
 
 void FutexWakeAll(std::atomic<uint32_t>* word) {

@@ -18,8 +18,9 @@ struct FutexWait {
 // Sleeps until any word differs from its expected value (or is woken by FutexWakeAll),
 // at most `timeout_us` microseconds; returns early, at once, if a word already differs.
 // Spurious wake-ups are allowed: callers re-check their condition. With more than one
-// word this needs futex_waitv (Linux 5.16); on older kernels it waits on the first word
-// only, bounded by the timeout, so a wake-up may come late but never later than that.
+// word this needs futex_waitv (Linux 5.16); where that is missing or filtered (seccomp) it
+// waits on the first word only, bounded by the timeout, so a wake-up may come late but
+// never later than that; with no futex at all it sleeps 200 µs at most.
 void FutexWaitAny(const std::vector<FutexWait>& waits, int64_t timeout_us);
 
 // Wakes every process sleeping on `word` (the caller changes the word first).
