@@ -1,4 +1,5 @@
-# Sourced by the multi-host scripts (tests/netns/hosts_test.sh, bench/netns_hosts_bench.sh):
+# Sourced by the multi-host scripts (tests/netns/hosts_test.sh, bench/netns_hosts_bench.sh,
+# tests/sim/validate_netns.sh):
 # H "hosts" on this machine, each a network namespace, joined through a "switch"
 # namespace that holds one bridge per rail. Host h has R interfaces named rail0..rail<R-1>
 # (so WEFT_SOCKET_IFNAME=rail selects them all); rail k of every host is on its own subnet,
@@ -6,7 +7,9 @@
 # tbf in both directions (the host's egress on railk, its ingress on the switch port), as a
 # full-duplex NIC of that rate. The kernel here has no netem, so there is no added delay.
 #
-#   hosts_up H R [GBIT]   create (returns non-zero when namespaces cannot be made)
+#   hosts_up H R [GBIT]   create (returns non-zero when namespaces cannot be made);
+#                         HOSTS_BURST_MS, HOSTS_DELAY_US: see hosts_shape
+#   hosts_has_qdisc Q     true when the kernel has qdisc Q (tbf, netem)
 #   hosts_down            delete every namespace created (traps call it; idempotent)
 #   host_ns h             the namespace of host h
 #   host_addr h k         host h's address on rail k
@@ -49,10 +52,29 @@ hosts_down() {
 # tbf at GBIT with a bucket of 2 ms of the rate (a small bucket loses capacity when the
 # refill timer fires late on a loaded machine; tests/sim/validate_netns.sh measured it).
 # HOSTS_BURST_MS changes it; a link idle for that long sends its next burst at veth speed.
+# HOSTS_DELAY_US adds that one-way delay with netem under the tbf, where the kernel has
+# netem (hosts_has_netem; minimal kernels often lack CONFIG_NET_SCH_NETEM).
 hosts_shape() {  # ns dev gbit
   local burst
   burst=$(awk -v g="$3" -v ms="${HOSTS_BURST_MS:-2}" 'BEGIN { printf "%d", g * 1e9 / 8 * ms / 1000 }')
-  ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "${3}gbit" burst "$burst" latency 50ms
+  if [ "${HOSTS_DELAY_US:-0}" != 0 ]; then
+    ip netns exec "$1" tc qdisc add dev "$2" root handle 1: netem delay "${HOSTS_DELAY_US}us" \
+      limit 100000 || return 1
+    ip netns exec "$1" tc qdisc add dev "$2" parent 1:1 handle 10: tbf rate "${3}gbit" \
+      burst "$burst" latency 50ms
+  else
+    ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "${3}gbit" burst "$burst" latency 50ms
+  fi
+}
+
+# True when this kernel has the qdisc named $1 (tbf, netem): tried on a scratch namespace.
+hosts_has_qdisc() {
+  local ns="wrq$HOSTS_ID" ok=1
+  ip netns add "$ns" 2>/dev/null || return 1
+  ip netns exec "$ns" tc qdisc add dev lo root "$1" $([ "$1" = tbf ] && echo rate 1gbit burst 16kb latency 50ms) \
+    2>/dev/null && ok=0
+  ip netns del "$ns" 2>/dev/null
+  return $ok
 }
 
 hosts_up() {  # H R [GBIT]

@@ -42,17 +42,13 @@ done
 # missing alpha) is 50% or more. The 10% target is checked by the full run.
 if [ $LIGHT = 1 ]; then HOSTS=4; GBIT=0.5; MAXB=16M; [ -n "${TOL_GIVEN:-}" ] || TOL=15; fi
 
-ID=$(printf '%05d' $(( ($$ + RANDOM) % 100000 )))   # interface names: <= 15 characters
 TMP=$(mktemp -d /tmp/weft_simval.XXXXXX)
 [ -n "$OUT" ] || OUT=$TMP/out
 mkdir -p "$OUT"
-CREATED=()
-PIDS=()
+# shellcheck source=../netns/hosts_lib.sh
+source "$(dirname "$0")/../netns/hosts_lib.sh"
 cleanup() {
-  local p ns
-  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-  for ns in "${CREATED[@]}"; do ip netns del "$ns" 2>/dev/null; done
+  hosts_down
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -62,87 +58,39 @@ die() { echo "FAIL: $*" >&2; exit 1; }
 
 command -v ip >/dev/null || skip "iproute2 ('ip') is not installed"
 command -v tc >/dev/null || skip "tc is not installed"
+ip netns add "wrp$HOSTS_ID" 2>/dev/null || skip "cannot create a network namespace; run as root"
+ip netns del "wrp$HOSTS_ID"
+hosts_has_qdisc tbf || skip "no tbf qdisc in this kernel"
 
-SW="wsw$ID"
-if ! err=$(ip netns add "$SW" 2>&1); then
-  skip "cannot create a network namespace (ip netns add: $err); run as root"
+# The hosts (tests/netns/hosts_lib.sh): one rail each, behind a bridge, every host link
+# shaped with tbf at GBIT both ways (the qdisc counts whole frames, so TCP's goodput is
+# GBIT x 1448/1514; weft-sim is told the goodput). The tbf bucket holds 2 ms of the rate:
+# tbf refills it from a timer, and on a loaded 2-core machine a timer that fires late
+# with a small bucket loses capacity (16 KiB: 635 Mbit/s of iperf3 at 1 Gbit/s under
+# load 9; 250 KB: 952); the price is that the first 2 ms worth of a message sent after
+# an idle link goes at veth speed (mid sizes come out faster than the model). netem adds
+# the delay where the kernel has it.
+if [ "$DELAY_US" != 0 ] && ! hosts_has_qdisc netem; then
+  echo "note: no netem qdisc in this kernel; --delay-us $DELAY_US ignored (delay = the veth's own)"
+  DELAY_US=0
 fi
-CREATED+=("$SW")
-ip -n "$SW" link set lo up
-ip -n "$SW" link add br0 type bridge || die "cannot create the bridge"
-ip -n "$SW" link set br0 up
-
-# Shapes one end of a link: tbf at GBIT (the qdisc counts whole frames, so TCP's goodput
-# is GBIT x 1448/1514; weft-sim is told the goodput). The bucket holds 2 ms of the rate:
-# tbf refills it from a timer, and on a loaded 2-core machine a timer that fires late with
-# a small bucket loses capacity (16 KiB: 635 Mbit/s of iperf3 at 1 Gbit/s under load 9;
-# 250 KB: 952); the price is that the first 2 ms worth of a message sent after an idle
-# link goes at veth speed (mid sizes come out faster than the model). netem adds the delay
-# where the kernel has it (minimal kernels often lack CONFIG_NET_SCH_NETEM).
-NETEM=0
-BURST=$(awk -v g="$GBIT" 'BEGIN { printf "%d", g * 1e9 / 8 * 0.002 }')
-shape() {  # ns dev
-  if [ "$DELAY_US" != 0 ] && [ $NETEM = 1 ]; then
-    ip netns exec "$1" tc qdisc add dev "$2" root handle 1: netem delay "${DELAY_US}us" \
-      limit 100000 || return 1
-    ip netns exec "$1" tc qdisc add dev "$2" parent 1:1 handle 10: tbf rate "${GBIT}gbit" \
-      burst "$BURST" latency 50ms
-  else
-    ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "${GBIT}gbit" burst "$BURST" latency 50ms
-  fi
-}
-if [ "$DELAY_US" != 0 ]; then
-  if ip netns exec "$SW" tc qdisc add dev br0 root netem delay 1us 2>/dev/null; then
-    NETEM=1; ip netns exec "$SW" tc qdisc del dev br0 root
-  else
-    echo "note: no netem qdisc in this kernel; --delay-us $DELAY_US ignored (delay = the veth's own)"
-    DELAY_US=0
-  fi
-fi
-ip netns exec "$SW" tc qdisc add dev br0 root tbf rate 1gbit burst 16kb latency 50ms 2>/dev/null \
-  && ip netns exec "$SW" tc qdisc del dev br0 root || skip "no tbf qdisc in this kernel"
-
 MAXH=$(tr ',' '\n' <<<"$HOSTS" | sort -n | tail -1)
-for h in $(seq 0 $((MAXH - 1))); do
-  ns="wh$ID$h"
-  ip netns add "$ns" || die "ip netns add $ns"
-  CREATED+=("$ns")
-  ip link add "wv$ID$h" netns "$ns" type veth peer name "sp$ID$h" netns "$SW" || die "veth $h"
-  ip -n "$SW" link set "sp$ID$h" master br0 && ip -n "$SW" link set "sp$ID$h" up || die "port $h"
-  ip -n "$ns" link set lo up
-  ip -n "$ns" addr add "10.233.0.$((h + 1))/24" dev "wv$ID$h" || die "address $h"
-  ip -n "$ns" link set "wv$ID$h" up || die "link $h"
-  # A message after an idle gap must not restart from slow start (the model has no
-  # congestion window); per-namespace sysctl.
-  ip netns exec "$ns" sysctl -qw net.ipv4.tcp_slow_start_after_idle=0 2>/dev/null
-  shape "$ns" "wv$ID$h" || die "tc on wv$ID$h"      # the host's egress
-  shape "$SW" "sp$ID$h" || die "tc on sp$ID$h"      # the host's ingress
-done
+HOSTS_DELAY_US=$DELAY_US hosts_up "$MAXH" 1 "$GBIT" || die "cannot set up $MAXH namespaced hosts"
 GOODPUT=$(awk -v g="$GBIT" 'BEGIN { printf "%.6g", g * 1448 / 1514 }')
 echo "# $MAXH hosts max x $RPH rank(s), tbf ${GBIT} Gbit/s each way per host (TCP goodput $GOODPUT Gbit/s)," \
      "delay ${DELAY_US} us, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-PORT=$((29600 + RANDOM % 300))
 TRANSPORT=tcp
 [ "$RPH" -gt 1 ] && TRANSPORT=auto
 run_bench() {  # nhosts op minb maxb iters warmup json
-  local n=$1 op=$2 json=$7 h l r rc=0
-  PORT=$((PORT + 1))
-  PIDS=()
-  for h in $(seq 0 $((n - 1))); do
-    for l in $(seq 0 $((RPH - 1))); do
-      ip netns exec "wh$ID$h" timeout -k 5 240 env RANK=$((h * RPH + l)) \
-        WORLD_SIZE=$((n * RPH)) LOCAL_RANK=$l LOCAL_WORLD_SIZE=$RPH MASTER_ADDR=10.233.0.1 \
-        MASTER_PORT=$PORT WEFT_TRANSPORT=$TRANSPORT WEFT_SOCKET_IFNAME="=wv$ID$h" \
-        WEFT_TIMEOUT=120 "$BENCH" -o "$op" -b "$3" -e "$4" -f 2 -n "$5" -w "$6" -c 0 \
-        --json "$json" >"$TMP/bench.$((h * RPH + l))" 2>&1 &
-      PIDS+=($!)
-    done
-  done
-  for r in $(seq 0 $((n * RPH - 1))); do
-    wait "${PIDS[$r]}" || { rc=$?; echo "rank $r ($op, $n hosts) exited $rc:"; tail -5 "$TMP/bench.$r"; }
-  done
-  PIDS=()
+  local n=$1 op=$2 json=$7 r rc=0
+  mkdir -p "$TMP/run"
+  WEFT_SOCKET_IFNAME="=rail0" WEFT_TIMEOUT=120 HOSTS_RANK_TIMEOUT=240 \
+    hosts_run "$n" "$RPH" "$TMP/run" env WEFT_TRANSPORT=$TRANSPORT \
+    "$BENCH" -o "$op" -b "$3" -e "$4" -f 2 -n "$5" -w "$6" -c 0 --json "$json" || rc=$?
+  if [ $rc -ne 0 ]; then
+    for r in $(seq 0 $((n * RPH - 1))); do echo "rank $r ($op, $n hosts):"; tail -5 "$TMP/run/out.$r"; done
+  fi
   return $rc
 }
 
@@ -175,13 +123,7 @@ for n in ${HOSTS//,/ }; do
     echo "# weft-bench $op on $n hosts: $(( $(date +%s) - t0 )) s"
   done
   # Drops in the shaping queues mean TCP retransmissions the model does not have.
-  drops=0
-  for h in $(seq 0 $((n - 1))); do
-    for d in $(ip netns exec "wh$ID$h" tc -s qdisc show dev "wv$ID$h" | sed -n 's/.*(dropped \([0-9]*\).*/\1/p') \
-             $(ip netns exec "$SW" tc -s qdisc show dev "sp$ID$h" | sed -n 's/.*(dropped \([0-9]*\).*/\1/p'); do
-      drops=$((drops + d))
-    done
-  done
+  drops=$(hosts_drops "$n" 1)
   echo "# packets dropped by the shapers so far: $drops; load: $(cut -d' ' -f1-3 /proc/loadavg)"
   list=$(IFS=,; echo "${files[*]}")
   timeout 120 "$SIM" validate --measured "$list" --instance custom --nodes "$n" \
