@@ -5,6 +5,7 @@
 #include <weft/weft.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -70,6 +71,14 @@ void PrintPreamble(const Options& o, int nranks) {
              nranks, o.min_bytes, o.max_bytes, o.step_factor, o.warmup_iters, o.iters,
              o.check ? 1 : 0);
   fmt::print("#  host {}  cpu {}\n", Hostname(), CpuModel());
+  // The settings that change what a call costs, so that tables from different runs can
+  // be compared (e.g. the call check doubles a small rooted call; docs/BENCHMARKS.md).
+  std::string env;
+  for (const char* name : {"WEFT_TRANSPORT", "WEFT_ALGO", "WEFT_CHECK_CALLS", "WEFT_COST_MODEL",
+                           "WEFT_SOCKET_NRAILS"}) {
+    if (const char* v = std::getenv(name)) env += fmt::format("  {}={}", name, v);
+  }
+  fmt::print("#  environment:{}\n", env.empty() ? "  (weft defaults)" : env);
   std::fflush(stdout);
 }
 
