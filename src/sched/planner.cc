@@ -377,12 +377,13 @@ double EstimateBroadcastUs(const std::string& name, const Topology& t, int root,
   auto real = [&](int vr) { return (vr + root) % p; };
   double us = 0;
   if (name == "binomial" || name == "scatter_allgather") {
-    // Binomial tree from the root: at mask m (largest first) vranks below m send to
-    // vr + m, the whole message, or for the scatter the chunks of that subtree.
+    // Binomial tree from the root: at mask m (largest first) the vranks that are
+    // multiples of 2m hold the data and send to vr + m the whole message, or for the
+    // scatter the chunks of that subtree.
     const bool scatter = name == "scatter_allgather";
     for (int mask = algo::CeilPow2(p) / 2; mask > 0; mask /= 2) {
       std::vector<int> partner(p, -1);
-      for (int vr = 0; vr < mask && vr + mask < p; ++vr) partner[real(vr)] = real(vr + mask);
+      for (int vr = 0; vr + mask < p; vr += 2 * mask) partner[real(vr)] = real(vr + mask);
       const int subtree = std::min(mask, p - mask);
       us += StepUs(t, partner, scatter ? bytes * subtree / p : bytes, c);
     }
@@ -431,7 +432,7 @@ double EstimateBroadcastUs(const std::string& name, const Topology& t, int root,
     const size_t segs = algo::HierarchicalBroadcastSegments(chunk, num_hosts);
     if (num_hosts > 1 && segs == 1) {
       for (int mask = algo::CeilPow2(num_hosts) / 2; mask > 0; mask /= 2) {
-        us += rail_step([&](int q) { return q < mask && q + mask < num_hosts ? q + mask : -1; },
+        us += rail_step([&](int q) { return q % (2 * mask) == 0 && q + mask < num_hosts ? q + mask : -1; },
                         chunk_bytes);
       }
     } else if (num_hosts > 1) {
