@@ -112,9 +112,9 @@ for op in ops:
         for s in sorted(data["ring"]):
             ring, hier = data["ring"][s][0], data["hierarchical"].get(s, (float("inf"),))[0]
             plan = data["planner"].get(s, (float("inf"),))[0]
-            # The planner logs bytes per call: the whole vector for allreduce, one
-            # rank's block for allgather.
-            b = s if op == "allreduce" else s // nranks
+            # The planner logs bytes per call: the whole vector for allreduce and
+            # broadcast, one rank's block for allgather and reducescatter.
+            b = s if op in ("allreduce", "broadcast") else s // nranks
             pick = next((a for lo, hi, a in ch if lo <= b <= hi), "?")
             best_r = min(ring, plan) if pick == "ring" else ring
             best_h = min(hier, plan) if pick == "hierarchical" else hier

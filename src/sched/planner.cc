@@ -11,6 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "sched/algorithms/algorithms.h"
+#include "sched/algorithms/builder.h"
+
 namespace weft::sched {
 namespace {
 
@@ -321,6 +324,135 @@ double EstimateAllGatherUs(const std::string& name, const Topology& t, double bl
   return -1;
 }
 
+double EstimateReduceScatterUs(const std::string& name, const Topology& t, double block,
+                               const CostModel& c) {
+  const int p = static_cast<int>(t.host_of.size());
+  if (p <= 1) return 0;
+  double us = 0;
+  if (name == "ring" || name == "pairwise") {
+    // Ring: p-1 steps to r+1. Pairwise: step k to r+k.
+    for (int k = 1; k < p; ++k) {
+      std::vector<int> partner(p);
+      for (int r = 0; r < p; ++r) partner[r] = (r + (name == "ring" ? 1 : k)) % p;
+      us += StepUs(t, partner, block, c);
+    }
+    return us;
+  }
+  if (name == "recursive_halving") {
+    if ((p & (p - 1)) != 0) return -1;
+    for (int mask = p / 2; mask > 0; mask /= 2) {
+      std::vector<int> partner(p);
+      for (int r = 0; r < p; ++r) partner[r] = r ^ mask;
+      us += StepUs(t, partner, mask * block, c);
+    }
+    return us;
+  }
+  if (name == "hierarchical") {
+    const auto hosts = t.Hosts();
+    const int num_hosts = static_cast<int>(hosts.size());
+    const int local = static_cast<int>(hosts[0].size());
+    std::vector<int> ring(p, -1), rail(p, -1);
+    for (int hp = 0; hp < num_hosts; ++hp) {
+      for (int i = 0; i < local; ++i) {
+        ring[hosts[hp][i]] = hosts[hp][(i + 1) % local];
+        rail[hosts[hp][i]] = hosts[(hp + 1) % num_hosts][i];
+      }
+    }
+    // L-1 intra steps of H messages of one block each, then H-1 rail steps of one block.
+    if (local > 1) {
+      us += (local - 1) *
+            (StepUs(t, ring, num_hosts * block, c) + (num_hosts - 1) * c.intra_alpha_us);
+    }
+    if (num_hosts > 1) us += (num_hosts - 1) * StepUs(t, rail, block, c);
+    return us;
+  }
+  return -1;
+}
+
+double EstimateBroadcastUs(const std::string& name, const Topology& t, int root, size_t count,
+                           size_t elem_size, const CostModel& c) {
+  const int p = static_cast<int>(t.host_of.size());
+  if (p <= 1 || count == 0) return 0;
+  const double bytes = double(count) * double(elem_size);
+  auto real = [&](int vr) { return (vr + root) % p; };
+  double us = 0;
+  if (name == "binomial" || name == "scatter_allgather") {
+    // Binomial tree from the root: at mask m (largest first) the vranks that are
+    // multiples of 2m hold the data and send to vr + m the whole message, or for the
+    // scatter the chunks of that subtree.
+    const bool scatter = name == "scatter_allgather";
+    for (int mask = algo::CeilPow2(p) / 2; mask > 0; mask /= 2) {
+      std::vector<int> partner(p, -1);
+      for (int vr = 0; vr + mask < p; vr += 2 * mask) partner[real(vr)] = real(vr + mask);
+      const int subtree = std::min(mask, p - mask);
+      us += StepUs(t, partner, scatter ? bytes * subtree / p : bytes, c);
+    }
+    if (scatter) {
+      std::vector<int> next(p);
+      for (int r = 0; r < p; ++r) next[r] = (r + 1) % p;
+      us += (p - 1) * StepUs(t, next, bytes / p, c);
+    }
+    return us;
+  }
+  if (name == "ring") {
+    // broadcast_ring's segments; once the pipe is full every chain link is busy.
+    const size_t segs =
+        std::min(count, std::max<size_t>(p, (count + 16383) / 16384));
+    std::vector<int> chain(p, -1);
+    for (int vr = 0; vr + 1 < p; ++vr) chain[real(vr)] = real(vr + 1);
+    return double(segs + p - 2) * StepUs(t, chain, bytes / double(segs), c);
+  }
+  if (name == "hierarchical") {
+    // As broadcast_hierarchical.cc builds it, actives taken as each host's first m ranks.
+    const auto hosts = t.Hosts();
+    const int num_hosts = static_cast<int>(hosts.size());
+    const int root_host = t.host_of[root];
+    int m = p;
+    bool uneven = false;
+    for (const auto& h : hosts) {
+      m = std::min(m, static_cast<int>(h.size()));
+      uneven = uneven || h.size() != hosts[0].size();
+    }
+    const size_t chunk = (count + m - 1) / m;
+    const double chunk_bytes = double(chunk) * double(elem_size);
+    // 1. Scatter: the root writes m-1 chunks over shm.
+    if (m > 1) us += c.intra_alpha_us + (m - 1) * chunk_bytes / (c.intra_gbps * 125.0);
+    // 2. Every rail at once: a binomial tree over host positions, or the pipelined chain.
+    auto rail_step = [&](auto&& next_position, double step_bytes) {
+      std::vector<int> partner(p, -1);
+      for (int q = 0; q < num_hosts; ++q) {
+        const int to = next_position(q);
+        if (to < 0) continue;
+        for (int i = 0; i < m; ++i) {
+          partner[hosts[(q + root_host) % num_hosts][i]] = hosts[(to + root_host) % num_hosts][i];
+        }
+      }
+      return StepUs(t, partner, step_bytes, c);
+    };
+    const size_t segs = algo::HierarchicalBroadcastSegments(chunk, num_hosts);
+    if (num_hosts > 1 && segs == 1) {
+      for (int mask = algo::CeilPow2(num_hosts) / 2; mask > 0; mask /= 2) {
+        us += rail_step([&](int q) { return q % (2 * mask) == 0 && q + mask < num_hosts ? q + mask : -1; },
+                        chunk_bytes);
+      }
+    } else if (num_hosts > 1) {
+      us += double(segs + num_hosts - 2) *
+            rail_step([&](int q) { return q + 1 < num_hosts ? q + 1 : -1; },
+                      chunk_bytes / double(segs));
+    }
+    // 3. Ring allgather of the chunks inside each host.
+    std::vector<int> ring(p, -1);
+    for (const auto& h : hosts) {
+      for (int i = 0; i < m; ++i) ring[h[i]] = h[(i + 1) % m];
+    }
+    if (m > 1) us += (m - 1) * StepUs(t, ring, chunk_bytes, c);
+    // 4. The whole message to the extras.
+    if (uneven) us += c.intra_alpha_us + bytes / (c.intra_gbps * 125.0);
+    return us;
+  }
+  return -1;
+}
+
 Result<CostModel> CostModel::Parse(const std::string& text) {
   CostModel model;
   for (const std::string& entry : SplitCommas(text)) {
@@ -426,16 +558,29 @@ Result<PlanChoice> Planner::Explain(const PlanRequest& request) const {
     const Algorithm* hier = FindAlgorithm(spec.coll, "hierarchical");
     if (hier != nullptr && hier->supports(spec) && IsMultiHostShared(spec)) {
       const Topology& t = *spec.topology;
-      const bool gather = spec.coll == Collective::kAllGather;
-      auto estimate = gather ? EstimateAllGatherUs : EstimateAllReduceUs;
-      const double flat_us = estimate(chosen->name, t, double(bytes), costs_);
-      const double hier_us = estimate("hierarchical", t, double(bytes), costs_);
+      // Per-rank figures for the block collectives (count is each rank's block).
+      const bool per_rank =
+          spec.coll == Collective::kAllGather || spec.coll == Collective::kReduceScatter;
+      auto estimate = [&](const std::string& name) {
+        switch (spec.coll) {
+          case Collective::kAllGather:
+            return EstimateAllGatherUs(name, t, double(bytes), costs_);
+          case Collective::kReduceScatter:
+            return EstimateReduceScatterUs(name, t, double(bytes), costs_);
+          case Collective::kBroadcast:
+            return EstimateBroadcastUs(name, t, spec.root, spec.count, request.elem_size, costs_);
+          default:
+            return EstimateAllReduceUs(name, t, double(bytes), costs_);
+        }
+      };
+      const double flat_us = estimate(chosen->name);
+      const double hier_us = estimate("hierarchical");
       const bool use_hier = hier_us >= 0 && flat_us >= 0 && hier_us < flat_us;
       return PlanChoice{
           use_hier ? hier : chosen,
           fmt::format("{}cost model for {}{} on {} ({}): hierarchical {:.1f} us, {} "
                       "{:.1f} us",
-                      fallback, FormatBytes(bytes), gather ? " per rank" : "", t.Describe(),
+                      fallback, FormatBytes(bytes), per_rank ? " per rank" : "", t.Describe(),
                       costs_.ToString(), hier_us, chosen->name, flat_us)};
     }
     return PlanChoice{chosen,

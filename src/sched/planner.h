@@ -51,6 +51,17 @@ double EstimateAllReduceUs(const std::string& name, const Topology& topology, do
 double EstimateAllGatherUs(const std::string& name, const Topology& topology, double block,
                            const CostModel& costs);
 
+// The same for reducescatter, `block` bytes received by each rank (ring, pairwise,
+// recursive_halving, hierarchical; < 0 for others).
+double EstimateReduceScatterUs(const std::string& name, const Topology& topology, double block,
+                               const CostModel& costs);
+
+// The same for a broadcast of `count` elements of `elem_size` bytes from `root` (binomial,
+// ring, scatter_allgather, hierarchical; < 0 for others). The count, not only the bytes:
+// the ring and hierarchical schedules cut segments by elements.
+double EstimateBroadcastUs(const std::string& name, const Topology& topology, int root,
+                           size_t count, size_t elem_size, const CostModel& costs);
+
 struct PlanChoice {
   const Algorithm* algorithm = nullptr;
   // Why: "WEFT_ALGO", "size thresholds" or the cost-model figures of the candidates.

@@ -38,6 +38,10 @@ const std::vector<Algorithm>& AllAlgorithms() {
       {"scatter_allgather", C::kBroadcast,
        "binomial scatter of chunks then ring allgather (van de Geijn); large messages", a::AnySize,
        a::BuildBroadcastScatterAllGather},
+      {"hierarchical", C::kBroadcast,
+       "scatter inside the root's host, one broadcast across hosts per local rank (chain, or "
+       "tree for small chunks), allgather inside each host; needs the topology",
+       a::HasTopology, a::BuildBroadcastHierarchical},
 
       {"ring", C::kAllGather, "ring allgather: p-1 steps of one block", a::AnySize,
        a::BuildAllGatherRing},
@@ -59,6 +63,10 @@ const std::vector<Algorithm>& AllAlgorithms() {
       {"recursive_halving", C::kReduceScatter,
        "lg p rounds of halving block ranges; power-of-two world sizes only", a::PowerOfTwoSize,
        a::BuildReduceScatterRecursiveHalving},
+      {"hierarchical", C::kReduceScatter,
+       "reduce-scatter of per-rail block sets inside each host, then one ring across hosts "
+       "per local rank; needs the topology, equal ranks per host",
+       a::HasUniformTopology, a::BuildReduceScatterHierarchical},
 
       {"pairwise", C::kAllToAll,
        "p-1 steps; in step k send to r+k and receive from r-k; for large blocks", a::AnySize,

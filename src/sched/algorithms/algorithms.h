@@ -26,6 +26,11 @@ Schedule BuildAllReduceRabenseifner(const CollectiveSpec& spec);
 Schedule BuildReduceBinomial(const CollectiveSpec& spec);
 Schedule BuildReduceRing(const CollectiveSpec& spec);
 
+Schedule BuildBroadcastHierarchical(const CollectiveSpec& spec);
+// Segments of the hierarchical broadcast's inter-host chain for a chunk of `chunk`
+// elements on `num_hosts` hosts; 1 means a binomial tree over the hosts instead (shared
+// with the planner's cost model).
+size_t HierarchicalBroadcastSegments(size_t chunk, int num_hosts);
 Schedule BuildBroadcastBinomial(const CollectiveSpec& spec);
 Schedule BuildBroadcastRing(const CollectiveSpec& spec);
 Schedule BuildBroadcastScatterAllGather(const CollectiveSpec& spec);
@@ -35,6 +40,7 @@ Schedule BuildAllGatherRing(const CollectiveSpec& spec);
 Schedule BuildAllGatherRecursiveDoubling(const CollectiveSpec& spec);
 Schedule BuildAllGatherBruck(const CollectiveSpec& spec);
 
+Schedule BuildReduceScatterHierarchical(const CollectiveSpec& spec);
 Schedule BuildReduceScatterRing(const CollectiveSpec& spec);
 Schedule BuildReduceScatterPairwise(const CollectiveSpec& spec);
 Schedule BuildReduceScatterRecursiveHalving(const CollectiveSpec& spec);

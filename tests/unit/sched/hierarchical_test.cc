@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -183,6 +184,186 @@ TEST(HierarchicalAllGather, MatchesReferenceOnUniformTopologies) {
           [](void*, const void*, size_t) {}, InterpretOptions{false, false});
       ASSERT_TRUE(eager.ok()) << topology->Describe() << ": " << eager.status().ToString();
     }
+  }
+}
+
+
+// The counts of algorithms_test plus, on small hosts, one whose per-rail chunk is long
+// enough for the broadcast's pipelined inter-host chain (>= 16384 elements per rail).
+std::vector<size_t> Counts(int size, bool with_chain) {
+  std::set<size_t> counts = {0, 1, 2, size_t(size - 1), size_t(size), 7, 13, 1009, 4099};
+  if (with_chain) counts.insert(2 * 16384 + 5);
+  return {counts.begin(), counts.end()};
+}
+
+bool IsUniform(const Topology& t) {
+  const auto hosts = t.Hosts();
+  for (const auto& h : hosts) {
+    if (h.size() != hosts[0].size()) return false;
+  }
+  return true;
+}
+
+TEST(HierarchicalBroadcast, MatchesReferenceForEveryRoot) {
+  const Algorithm* algorithm = FindAlgorithm(Collective::kBroadcast, "hierarchical");
+  ASSERT_NE(algorithm, nullptr);
+  for (const auto& topology : Topologies()) {
+    const int size = static_cast<int>(topology->host_of.size());
+    for (size_t count : Counts(size, size <= 8)) {
+      for (int root = 0; root < size; ++root) {
+        CollectiveSpec spec{Collective::kBroadcast, 0, size, root, count};
+        spec.topology = topology;
+        ASSERT_TRUE(algorithm->supports(spec)) << topology->Describe();
+        const Buffers inputs = MakeInputs(spec);
+        for (bool in_place : {false, true}) {
+          ASSERT_TRUE(RunAndCompare(*algorithm, spec, in_place, inputs, Sum))
+              << topology->Describe();
+        }
+      }
+    }
+  }
+}
+
+TEST(HierarchicalBroadcast, NoDeadlockWithEagerSendsAndFlatWithoutTopology) {
+  const Algorithm* algorithm = FindAlgorithm(Collective::kBroadcast, "hierarchical");
+  ASSERT_NE(algorithm, nullptr);
+  for (const auto& topology : Topologies()) {
+    const int size = static_cast<int>(topology->host_of.size());
+    for (size_t count : {size_t{57}, size_t{2 * 16384 + 5}}) {
+      CollectiveSpec spec{Collective::kBroadcast, 0, size, size - 1, count};
+      spec.topology = topology;
+      std::vector<std::vector<std::byte>> inputs(size);
+      for (int r = 0; r < size; ++r) {
+        CollectiveSpec as_rank = spec;
+        as_rank.rank = r;
+        inputs[r].resize(InputCount(as_rank) * 8);
+      }
+      auto eager = Interpret(spec, BuildAllRanks(algorithm->build, spec), inputs, 8,
+                             [](void*, const void*, size_t) {}, InterpretOptions{false, false});
+      ASSERT_TRUE(eager.ok()) << topology->Describe() << ": " << eager.status().ToString();
+    }
+  }
+  // Built without a topology (a caller that skips supports()): every rank its own host.
+  CollectiveSpec spec{Collective::kBroadcast, 0, 5, 3, 100};
+  EXPECT_FALSE(algorithm->supports(spec));
+  EXPECT_TRUE(RunAndCompare(*algorithm, spec, false, MakeInputs(spec), Sum));
+}
+
+// The shape on 2 hosts x 4 ranks: exactly one message per rail crosses hosts, a quarter
+// of the buffer each, from the root's host to the same local index on the other host.
+TEST(HierarchicalBroadcast, InterHostTrafficIsOneChunkPerRail) {
+  for (int root : {0, 6}) {
+    CollectiveSpec spec{Collective::kBroadcast, 0, 8, root, 400};
+    spec.topology = Contiguous({4, 4});
+    int inter = 0;
+    for (int r = 0; r < 8; ++r) {
+      spec.rank = r;
+      for (const Round& round : FindAlgorithm(Collective::kBroadcast, "hierarchical")->build(spec).rounds) {
+        for (const Step& step : round.steps) {
+          if (step.kind != StepKind::kSend) continue;
+          if (spec.topology->host_of[step.peer] == spec.topology->host_of[r]) continue;
+          ++inter;
+          EXPECT_EQ(step.src.count, 100u);
+          EXPECT_EQ(step.peer, (r + 4) % 8);
+          EXPECT_EQ(spec.topology->host_of[r], spec.topology->host_of[root]);
+        }
+      }
+    }
+    EXPECT_EQ(inter, 4) << "root " << root;
+  }
+}
+
+// int64 under sum, min, max and xor; several counts; in and out of place.
+TEST(HierarchicalReduceScatter, MatchesReferenceOnUniformTopologies) {
+  const Algorithm* algorithm = FindAlgorithm(Collective::kReduceScatter, "hierarchical");
+  ASSERT_NE(algorithm, nullptr);
+  const Op max = [](int64_t a, int64_t b) { return a > b ? a : b; };
+  const Op bxor = [](int64_t a, int64_t b) { return a ^ b; };
+  for (const auto& topology : Topologies()) {
+    const int size = static_cast<int>(topology->host_of.size());
+    for (size_t count : Counts(size, false)) {
+      CollectiveSpec spec{Collective::kReduceScatter, 0, size, 0, count};
+      spec.topology = topology;
+      ASSERT_EQ(algorithm->supports(spec), IsUniform(*topology)) << topology->Describe();
+      const Buffers inputs = MakeInputs(spec);
+      const Buffers scrambled = MakeScrambledInputs(spec);
+      for (bool in_place : {false, true}) {
+        // Uneven hosts too: a forced build there must still be correct (the flat ring).
+        ASSERT_TRUE(RunAndCompare(*algorithm, spec, in_place, inputs, Sum))
+            << topology->Describe();
+        ASSERT_TRUE(RunAndCompare(*algorithm, spec, in_place, scrambled, Min))
+            << topology->Describe();
+        ASSERT_TRUE(RunAndCompare(*algorithm, spec, in_place, scrambled, max))
+            << topology->Describe();
+        ASSERT_TRUE(RunAndCompare(*algorithm, spec, in_place, inputs, bxor))
+            << topology->Describe();
+      }
+    }
+  }
+}
+
+// float32 (another element size: the interpreter's offsets are in elements) with small
+// integers, so every summation order gives the exact reference; eager sends.
+TEST(HierarchicalReduceScatter, Float32AndEagerSends) {
+  const Algorithm* algorithm = FindAlgorithm(Collective::kReduceScatter, "hierarchical");
+  ASSERT_NE(algorithm, nullptr);
+  ReduceFn add = [](void* dst, const void* src, size_t count) {
+    auto* d = static_cast<float*>(dst);
+    const auto* s = static_cast<const float*>(src);
+    for (size_t i = 0; i < count; ++i) d[i] += s[i];
+  };
+  for (const auto& topology : Topologies()) {
+    if (!IsUniform(*topology)) continue;
+    const int size = static_cast<int>(topology->host_of.size());
+    const size_t count = 13;
+    CollectiveSpec spec{Collective::kReduceScatter, 0, size, 0, count};
+    spec.topology = topology;
+    std::vector<std::vector<std::byte>> inputs(size);
+    for (int r = 0; r < size; ++r) {
+      std::vector<float> v(size * count);
+      for (size_t i = 0; i < v.size(); ++i) v[i] = float((r * 7 + i * 3) % 11) - 5.0f;
+      inputs[r].resize(v.size() * sizeof(float));
+      std::memcpy(inputs[r].data(), v.data(), inputs[r].size());
+    }
+    for (bool rendezvous : {true, false}) {
+      InterpretOptions options;
+      options.rendezvous = rendezvous;
+      auto out = Interpret(spec, BuildAllRanks(algorithm->build, spec), inputs, sizeof(float),
+                           add, options);
+      ASSERT_TRUE(out.ok()) << topology->Describe() << ": " << out.status().ToString();
+      for (int r = 0; r < size; ++r) {
+        std::vector<float> got(count);
+        std::memcpy(got.data(), out.value()[r].data(), count * sizeof(float));
+        for (size_t i = 0; i < count; ++i) {
+          float want = 0;
+          for (int q = 0; q < size; ++q) want += float((q * 7 + (r * count + i) * 3) % 11) - 5.0f;
+          ASSERT_EQ(got[i], want) << topology->Describe() << " rank " << r << " element " << i;
+        }
+      }
+    }
+  }
+}
+
+// The shape on 2 hosts x 2 ranks: each rank sends exactly one block across hosts, to the
+// same local index on the other host.
+TEST(HierarchicalReduceScatter, InterHostTrafficIsOneBlockPerRank) {
+  const Algorithm* algorithm = FindAlgorithm(Collective::kReduceScatter, "hierarchical");
+  ASSERT_NE(algorithm, nullptr);
+  CollectiveSpec spec{Collective::kReduceScatter, 0, 4, 0, 100};
+  spec.topology = Contiguous({2, 2});
+  for (int r = 0; r < 4; ++r) {
+    spec.rank = r;
+    int inter = 0;
+    for (const Round& round : algorithm->build(spec).rounds) {
+      for (const Step& step : round.steps) {
+        if (step.kind != StepKind::kSend) continue;
+        if (spec.topology->host_of[step.peer] == spec.topology->host_of[r]) continue;
+        ++inter;
+        EXPECT_EQ(step.src.count, 100u);
+        EXPECT_EQ(step.peer, (r + 2) % 4);
+      }
+    }
+    EXPECT_EQ(inter, 1) << "rank " << r;
   }
 }
 

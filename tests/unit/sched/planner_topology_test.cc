@@ -107,6 +107,87 @@ TEST(HierarchicalPlanner, AllGatherWeighedOnUniformHosts) {
   EXPECT_STREQ(p.Choose(request(1 << 20, Contiguous({4, 3}))).value()->name, "ring");
 }
 
+PlanRequest CollRequest(Collective coll, size_t bytes, std::shared_ptr<const Topology> t,
+                        int root = 0) {
+  CollectiveSpec spec{coll, 0, static_cast<int>(t->host_of.size()), root, bytes / 4};
+  spec.topology = std::move(t);
+  return PlanRequest{spec, 4};
+}
+
+TEST(HierarchicalPlanner, BroadcastAndReduceScatterChosenForLargeMessages) {
+  const Planner p = Planner::Create("").value();
+  for (const std::vector<int>& per_host :
+       std::vector<std::vector<int>>{{2, 2}, {4, 4}, {8, 8, 8, 8}, {2, 2, 2, 2}}) {
+    const auto t = Contiguous(per_host);
+    const int size = static_cast<int>(t->host_of.size());
+    for (int root : {0, 1, size - 1}) {
+      auto bcast = p.Explain(CollRequest(Collective::kBroadcast, 64 << 20, t, root));
+      ASSERT_TRUE(bcast.ok());
+      EXPECT_STREQ(bcast.value().algorithm->name, "hierarchical")
+          << t->Describe() << " root " << root << ": " << bcast.value().reason;
+    }
+    auto rs = p.Explain(CollRequest(Collective::kReduceScatter, 4 << 20, t));
+    ASSERT_TRUE(rs.ok());
+    EXPECT_STREQ(rs.value().algorithm->name, "hierarchical") << rs.value().reason;
+    EXPECT_NE(rs.value().reason.find("4 MiB per rank"), std::string::npos) << rs.value().reason;
+  }
+  // Uneven hosts: the broadcast is still weighed (its extras cost one more whole-message
+  // step over shm, so the model may prefer the flat chain), the reduce-scatter never.
+  EXPECT_NE(p.Explain(CollRequest(Collective::kBroadcast, 64 << 20, Contiguous({3, 2})))
+                .value()
+                .reason.find("cost model"),
+            std::string::npos);
+  for (size_t bytes : {size_t{64}, size_t{64} << 10, size_t{4} << 20, size_t{64} << 20}) {
+    EXPECT_STRNE(p.Choose(CollRequest(Collective::kReduceScatter, bytes, Contiguous({3, 2})))
+                     .value()->name,
+                 "hierarchical");
+    EXPECT_STRNE(p.Choose(CollRequest(Collective::kReduceScatter, bytes, Contiguous({4, 4, 2})))
+                     .value()->name,
+                 "hierarchical");
+  }
+}
+
+TEST(HierarchicalPlanner, BroadcastAndReduceScatterFlatOnOneHost) {
+  const Planner p = Planner::Create("").value();
+  for (size_t bytes : {size_t{64}, size_t{64} << 10, size_t{64} << 20}) {
+    for (Collective coll : {Collective::kBroadcast, Collective::kReduceScatter}) {
+      EXPECT_STRNE(p.Choose(CollRequest(coll, bytes, Contiguous({8}))).value()->name,
+                   "hierarchical");
+      EXPECT_STRNE(p.Choose(CollRequest(coll, bytes, Contiguous({1, 1, 1, 1}))).value()->name,
+                   "hierarchical");
+    }
+  }
+}
+
+// A forced reducescatter:hierarchical on uneven hosts falls back to the default choice
+// and says why; a forced broadcast:hierarchical applies everywhere with a topology.
+TEST(HierarchicalPlanner, ForcedBroadcastAndReduceScatter) {
+  const Planner p =
+      Planner::Create("broadcast:hierarchical,reducescatter:hierarchical").value();
+  EXPECT_STREQ(p.Choose(CollRequest(Collective::kBroadcast, 8, Contiguous({3, 1}), 3))
+                   .value()->name,
+               "hierarchical");
+  auto uneven = p.Explain(CollRequest(Collective::kReduceScatter, 8 << 20, Contiguous({3, 1})));
+  ASSERT_TRUE(uneven.ok());
+  EXPECT_STREQ(uneven.value().algorithm->name, "ring");
+  EXPECT_NE(uneven.value().reason.find("does not support"), std::string::npos);
+  EXPECT_STREQ(p.Choose(CollRequest(Collective::kReduceScatter, 8, Contiguous({2, 2})))
+                   .value()->name,
+               "hierarchical");
+}
+
+// The reduce-scatter model by hand on 2 hosts x 2 ranks, 1 MB blocks, defaults.
+TEST(HierarchicalPlanner, ReduceScatterCostModelArithmetic) {
+  const CostModel c;
+  const Topology t = Topology::Contiguous({2, 2});
+  // Ring: 3 steps of one block; one message leaves each host per step.
+  EXPECT_NEAR(EstimateReduceScatterUs("ring", t, 1e6, c), 3 * (25 + 1e6 / 1250), 1e-6);
+  // Hierarchical: 1 intra step of 2 blocks (2 messages: one extra latency), 1 rail step
+  // with 2 blocks leaving each host.
+  EXPECT_NEAR(EstimateReduceScatterUs("hierarchical", t, 1e6, c),
+              (2 + 2e6 / 10000) + 2 + (25 + 2e6 / 1250), 1e-6);
+}
+
 TEST(HierarchicalPlanner, CostModelParse) {
   auto c = CostModel::Parse(" inter_gbps = 2 , inter_alpha_us=100");
   ASSERT_TRUE(c.ok()) << c.status().ToString();

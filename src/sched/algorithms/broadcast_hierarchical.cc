@@ -1,0 +1,162 @@
+// Hierarchical broadcast, rail style: scatter inside the root's host over shm, one
+// broadcast across hosts per local rank ("rail"), then an allgather inside every host.
+// Needs the spec's topology; ranks need not be contiguous per host, the root may be any
+// rank.
+//
+// Let H be the number of hosts and m the smallest number of ranks on any host. Each
+// host has m *active* ranks (its first m; on the root's host the root takes the place
+// of local index lr % m if its own local index lr is >= m), active index i on rail i;
+// the others (only where hosts are uneven) are *extras*. The buffer is cut into m
+// chunks (ChunkSize), chunk i carried by rail i.
+//
+//   1. Scatter in the root's host: the root sends chunk i to its host's active i, all at
+//      once (over shm), and copies its input to its output.
+//   2. Along rail i, active i of the root's host broadcasts chunk i to active i of every
+//      other host, hosts in order from the root's. A chunk of at least kSegmentElems
+//      elements goes down a pipelined chain cut into segments (as broadcast_ring: every
+//      host link busy once the pipe is full, so about chunk·β per rail); a smaller one
+//      cannot be pipelined and goes down a binomial tree over the hosts (ceil(lg H)
+//      hops instead of H-1). All m rails run at once: every active rank's link carries
+//      1/m of the message.
+//   3. Allgather of the m chunks around the host's actives (ring, m-1 steps over shm).
+//   4. Each active sends the whole buffer to its extras (extra k of a host to active
+//      k % m).
+//
+// Every rank receives into its output and forwards from it; the root sends from its
+// input only in phase 1 (in place the input is the output, so nothing changes).
+#include <algorithm>
+
+#include "sched/algorithms/algorithms.h"
+#include "sched/algorithms/builder.h"
+
+namespace weft::sched::algo {
+namespace {
+
+// Segment granularity of the inter-host chain, as in broadcast_ring.
+constexpr size_t kSegmentElems = 16384;
+
+// Each host's active ranks (m of them, in rail order) and extras.
+struct HostRoles {
+  std::vector<int> active;
+  std::vector<int> extras;
+};
+
+std::vector<HostRoles> Roles(const std::vector<std::vector<int>>& hosts, int m, int root) {
+  std::vector<HostRoles> roles(hosts.size());
+  for (size_t h = 0; h < hosts.size(); ++h) {
+    const std::vector<int>& ranks = hosts[h];
+    std::vector<int> active(ranks.begin(), ranks.begin() + m);
+    const auto at = std::find(ranks.begin(), ranks.end(), root);
+    if (at != ranks.end() && at - ranks.begin() >= m) active[(at - ranks.begin()) % m] = root;
+    std::vector<int> extras;
+    for (int r : ranks) {
+      if (std::find(active.begin(), active.end(), r) == active.end()) extras.push_back(r);
+    }
+    roles[h] = {std::move(active), std::move(extras)};
+  }
+  return roles;
+}
+
+}  // namespace
+
+size_t HierarchicalBroadcastSegments(size_t chunk, int num_hosts) {
+  if (chunk < kSegmentElems) return 1;
+  const size_t by_size = (chunk + kSegmentElems - 1) / kSegmentElems;
+  return std::min(chunk, std::max(static_cast<size_t>(num_hosts), by_size));
+}
+
+Schedule BuildBroadcastHierarchical(const CollectiveSpec& spec) {
+  Builder b;
+  const size_t count = spec.count;
+  const int r = spec.rank;
+  // Without a topology every rank counts as its own host: a flat chain or tree.
+  const Topology topology =
+      HasTopology(spec) ? *spec.topology : Topology::Contiguous(std::vector<int>(spec.size, 1));
+  const std::vector<std::vector<int>> hosts = topology.Hosts();
+  const int num_hosts = static_cast<int>(hosts.size());
+  int m = spec.size;
+  for (const auto& h : hosts) m = std::min(m, static_cast<int>(h.size()));
+  const std::vector<HostRoles> roles = Roles(hosts, m, spec.root);
+  const int hp = topology.host_of[r];
+  const int root_host = topology.host_of[spec.root];
+  const HostRoles& mine = roles[hp];
+
+  auto chunk = [&](int c) {
+    const int i = RingPeer(c, m, 0);
+    return Out(ChunkOffset(count, m, i), ChunkSize(count, m, i));
+  };
+
+  // An extra only waits for the whole result (phase 4).
+  const auto extra_at = std::find(mine.extras.begin(), mine.extras.end(), r);
+  if (extra_at != mine.extras.end()) {
+    b.NewRound();
+    b.Recv(mine.active[(extra_at - mine.extras.begin()) % m], Out(0, count));
+    return b.Finish();
+  }
+  const int li = static_cast<int>(std::find(mine.active.begin(), mine.active.end(), r) -
+                                  mine.active.begin());
+
+  // 1. Scatter inside the root's host.
+  b.NewRound();
+  if (r == spec.root) {
+    b.Copy(Out(0, count), In(0, count));
+    for (int i = 0; i < m; ++i) {
+      if (i != li) b.Send(mine.active[i], In(chunk(i).offset, chunk(i).count));
+    }
+  } else if (hp == root_host) {
+    b.Recv(spec.root, chunk(li));
+  }
+
+  // 2. Chunk li along rail li, hosts numbered by position q from the root's host.
+  const Slice own = chunk(li);
+  const int q = RingPeer(hp, num_hosts, -root_host);
+  auto rail_rank = [&](int pos) { return roles[RingPeer(pos, num_hosts, root_host)].active[li]; };
+  const size_t segs = HierarchicalBroadcastSegments(own.count, num_hosts);
+  if (num_hosts > 1 && own.count > 0 && segs == 1) {
+    // Binomial tree over positions: receive from q minus its lowest bit, then send to
+    // q + mask for the masks below it, farthest first.
+    int mask = CeilPow2(num_hosts);
+    if (q > 0) {
+      mask = LowBit(q);
+      b.NewRound();
+      b.Recv(rail_rank(q - mask), own);
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1) {
+      if (q + mask < num_hosts) {
+        b.NewRound();
+        b.Send(rail_rank(q + mask), own);
+      }
+    }
+  } else if (num_hosts > 1 && own.count > 0) {
+    // Pipelined chain: in round t position q receives segment t - q + 1 and forwards
+    // segment t - q.
+    const int n = static_cast<int>(segs);
+    auto seg = [&](long long j) {
+      const int i = static_cast<int>(j);
+      return Sub(own, ChunkOffset(own.count, n, i), ChunkSize(own.count, n, i));
+    };
+    for (long long t = 0; t < static_cast<long long>(n) + num_hosts - 2; ++t) {
+      const long long recv_j = t - q + 1;
+      const long long send_j = t - q;
+      b.NewRound();
+      if (q > 0 && recv_j >= 0 && recv_j < n) b.Recv(rail_rank(q - 1), seg(recv_j));
+      if (q < num_hosts - 1 && send_j >= 0 && send_j < n) b.Send(rail_rank(q + 1), seg(send_j));
+    }
+  }
+
+  // 3. Ring allgather of the chunks around the host's actives.
+  const int next = mine.active[RingPeer(li, m, 1)];
+  const int prev = mine.active[RingPeer(li, m, -1)];
+  for (int s = 0; s < m - 1; ++s) {
+    b.NewRound();
+    b.Send(next, chunk(li - s));
+    b.Recv(prev, chunk(li - s - 1));
+  }
+
+  // 4. The whole buffer to this rank's extras.
+  b.NewRound();
+  for (size_t k = li; k < mine.extras.size(); k += m) b.Send(mine.extras[k], Out(0, count));
+  return b.Finish();
+}
+
+}  // namespace weft::sched::algo

@@ -1,0 +1,94 @@
+// Hierarchical reduce-scatter, rail style, for hosts with equal numbers of ranks (L
+// each, H hosts; placement need not be contiguous). Output block q (count elements)
+// goes to rank q. Rail i is the set of ranks with local index i, one per host; its
+// "block set" is their H blocks.
+//
+//   1. Intra-host ring reduce-scatter of block sets: at step s (0 .. L-2) local rank i
+//      sends its partial sums of the set of rail (i - s - 1) to local rank i+1 (at s = 0
+//      straight from its input) and receives those of rail (i - s - 2) from local rank
+//      i-1, adding its own input blocks. Afterwards local rank i holds its host's sums
+//      of rail i's H blocks: L-1 steps of H messages over shm.
+//   2. Inter-host ring reduce-scatter along rail i (H-1 steps of one block, all L rails
+//      at once): as reducescatter_ring over the rail's ranks, each adding its host's
+//      partial sums. The block received at the last step is this rank's own, complete.
+//
+// Only 1/L of the data (H-1 blocks per rank) leaves a host, against the flat ring's
+// p-1 blocks per step chain in which every step crosses a host boundary somewhere.
+// On uneven hosts it does not apply (the registry's HasUniformTopology); built anyway it
+// treats every rank as its own host, which is the flat ring.
+//
+// Partial sums live in scratch: two slots of H blocks alternate in phase 1 (the one being
+// sent is never the one received into), two slots of one block in phase 2. The input is
+// never written; in place (output == input block r) the output is written only by the
+// final copy, after the last read of input block r.
+#include "sched/algorithms/algorithms.h"
+#include "sched/algorithms/builder.h"
+
+namespace weft::sched::algo {
+
+Schedule BuildReduceScatterHierarchical(const CollectiveSpec& spec) {
+  Builder b;
+  const int r = spec.rank;
+  const size_t c = spec.count;
+  const Topology topology = HasUniformTopology(spec)
+                                ? *spec.topology
+                                : Topology::Contiguous(std::vector<int>(spec.size, 1));
+  const std::vector<std::vector<int>> hosts = topology.Hosts();
+  const int num_hosts = static_cast<int>(hosts.size());
+  const int hp = topology.host_of[r];
+  const std::vector<int>& mine = hosts[hp];
+  const int local = static_cast<int>(mine.size());
+  int li = 0;
+  while (mine[li] != r) ++li;
+  // The rank with local index i on the host at rail position h (both taken modulo).
+  auto at = [&](int h, int i) { return hosts[RingPeer(h, num_hosts, 0)][RingPeer(i, local, 0)]; };
+  auto in_block = [&](int rank) { return In(static_cast<size_t>(rank) * c, c); };
+  const size_t set = static_cast<size_t>(num_hosts) * c;  // elements of one block set
+
+  // Where this rank's host partial of the block of host position h (its own rail) lives
+  // once phase 1 is done: scratch slot (L-2) % 2, or the input when alone on the host.
+  auto host_partial = [&](int h) {
+    const int hh = RingPeer(h, num_hosts, 0);
+    if (local == 1) return in_block(at(hh, li));
+    return Scratch(static_cast<size_t>((local - 2) % 2) * set + static_cast<size_t>(hh) * c, c);
+  };
+
+  // 1. Ring reduce-scatter of block sets inside the host.
+  if (local > 1) b.NeedScratch(2 * set);
+  auto slot = [&](int s, int h) {
+    return Scratch(static_cast<size_t>(s % 2) * set + static_cast<size_t>(h) * c, c);
+  };
+  const int next = at(hp, li + 1);
+  const int prev = at(hp, li - 1);
+  for (int s = 0; s < local - 1; ++s) {
+    b.NewRound();
+    for (int h = 0; h < num_hosts; ++h) {
+      b.Send(next, s == 0 ? in_block(at(h, li - 1)) : slot(s - 1, h));
+      b.Recv(prev, slot(s, h));
+      // slot = (left neighbour's partial) (op) (own input block).
+      b.Reduce(slot(s, h), in_block(at(h, li - s - 2)));
+    }
+  }
+
+  // 2. Ring reduce-scatter along the rail, through two one-block slots after the sets.
+  if (num_hosts == 1) {
+    b.NewRound();
+    b.Copy(Out(0, c), host_partial(hp));
+    return b.Finish();
+  }
+  const size_t base = local > 1 ? 2 * set : 0;
+  b.NeedScratch(base + 2 * c);
+  auto rail_slot = [&](int s) { return Scratch(base + static_cast<size_t>(s % 2) * c, c); };
+  const int rail_next = at(hp + 1, li);
+  const int rail_prev = at(hp - 1, li);
+  for (int s = 0; s < num_hosts - 1; ++s) {
+    b.NewRound();
+    b.Send(rail_next, s == 0 ? host_partial(hp - 1) : rail_slot(s - 1));
+    b.Recv(rail_prev, rail_slot(s));
+    b.Reduce(rail_slot(s), host_partial(hp - s - 2));
+  }
+  b.Copy(Out(0, c), rail_slot(num_hosts - 2));
+  return b.Finish();
+}
+
+}  // namespace weft::sched::algo
