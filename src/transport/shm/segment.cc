@@ -167,6 +167,13 @@ Result<uint64_t> RewindBytesFromEnv() {
   return static_cast<uint64_t>(v);
 }
 
+Result<bool> WakeFromEnv() {
+  WEFT_ASSIGN_OR_RETURN(long long v, GetEnvInt("WEFT_SHM_WAKE", 1));
+  if (v != 0 && v != 1)
+    return InvalidArgument(fmt::format("WEFT_SHM_WAKE={} must be 0 or 1", v));
+  return v == 1;
+}
+
 std::string Segment::Name(uint64_t comm_id, int lo, int hi) {
   return fmt::format("/weft-u{}-{:016x}-{}-{}", getuid(), comm_id, lo, hi);
 }

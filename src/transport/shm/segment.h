@@ -78,6 +78,11 @@ inline constexpr uint64_t kDefaultRewindBytes = 64ull << 10;
 // itself: the receiver follows the marker whatever the sender chose.
 Result<uint64_t> RewindBytesFromEnv();
 
+// WEFT_SHM_WAKE: 1 (default): a waiting rank sleeps on its wake word and its peer wakes
+// it (ShmLink::ArmWake); 0: it sleeps 200 µs at a time instead (the behaviour before
+// the wake word; for A/B runs, or where futexes on shared memory are not allowed).
+Result<bool> WakeFromEnv();
+
 class Segment {
  public:
   // "/weft-u<uid>-<comm_id hex>-<lo>-<hi>"

@@ -11,13 +11,14 @@
 namespace weft::transport::shm {
 
 ShmLink::ShmLink(int self, int peer, std::unique_ptr<Segment> segment, uint64_t cma_threshold,
-                 uint64_t rewind_bytes)
+                 uint64_t rewind_bytes, bool wake)
     : Link(self, peer),
       segment_(std::move(segment)),
       out_(segment_->SendRing()),
       in_(segment_->RecvRing()),
       cma_threshold_(cma_threshold),
-      rewind_window_(rewind_bytes == 0 ? UINT64_MAX : rewind_bytes) {
+      rewind_window_(rewind_bytes == 0 ? UINT64_MAX : rewind_bytes),
+      wake_(wake) {
   static_assert(kRewindMarker != kWireMagic, "a rewind must never read as a header");
 }
 
@@ -178,6 +179,7 @@ void ShmLink::RingPeer() {
 }
 
 std::atomic<uint32_t>* ShmLink::ArmWake() {
+  if (!wake_) return nullptr;
   SideInfo& me = segment_->my_info();
   me.sleeping.store(1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_seq_cst);

@@ -34,8 +34,9 @@ class ShmLink final : public Link {
  public:
   // cma_threshold: messages of at least this many bytes are sent single-copy (cma.h);
   // 0: everything goes through the ring. rewind_bytes: see above; 0: never rewind.
+  // wake: offer the wake word (ArmWake); false: none, the executor sleeps by the clock.
   ShmLink(int self, int peer, std::unique_ptr<Segment> segment, uint64_t cma_threshold = 0,
-          uint64_t rewind_bytes = kDefaultRewindBytes);
+          uint64_t rewind_bytes = kDefaultRewindBytes, bool wake = true);
   ~ShmLink() override = default;
 
   void PostSend(SendOp* op) override { sends_.push_back(op); }
@@ -78,6 +79,7 @@ class ShmLink final : public Link {
 
   uint64_t cma_threshold_;
   uint64_t rewind_window_;  // Ring::RewindIfDrained's window; UINT64_MAX: never
+  bool wake_;
 
   std::deque<SendOp*> sends_;
   uint64_t send_off_ = 0;  // bytes of the front send (header + payload) already written

@@ -19,6 +19,7 @@ Result<std::vector<std::unique_ptr<Link>>> ConnectShmPeers(int self, uint64_t co
   WEFT_ASSIGN_OR_RETURN(uint64_t ring_bytes, RingBytesFromEnv());
   WEFT_ASSIGN_OR_RETURN(uint64_t cma_threshold, CmaThresholdFromEnv());
   WEFT_ASSIGN_OR_RETURN(uint64_t rewind_bytes, RewindBytesFromEnv());
+  WEFT_ASSIGN_OR_RETURN(bool wake, WakeFromEnv());
   // Three phases in this order so no rank ever waits for one that is itself waiting:
   // creating never waits; opening waits only for a creation; waiting for attachment
   // waits only for an open.
@@ -59,7 +60,7 @@ Result<std::vector<std::unique_ptr<Link>>> ConnectShmPeers(int self, uint64_t co
                 seg->peer_info().cma_state.load() == kCmaWorks;
     uint64_t threshold = both ? seg->header()->cma_threshold : 0;
     links.push_back(std::make_unique<ShmLink>(self, peer, std::move(seg), threshold,
-                                              rewind_bytes));
+                                              rewind_bytes, wake));
   }
   return links;
 }

@@ -131,6 +131,18 @@ TEST(ShmSegmentTest, RewindBytesFromEnv) {
   unsetenv("WEFT_SHM_REWIND_BYTES");
 }
 
+TEST(ShmSegmentTest, WakeFromEnv) {
+  unsetenv("WEFT_SHM_WAKE");
+  EXPECT_TRUE(WakeFromEnv().value());
+  setenv("WEFT_SHM_WAKE", "0", 1);
+  EXPECT_FALSE(WakeFromEnv().value());
+  for (const char* bad : {"2", "-1", "yes"}) {
+    setenv("WEFT_SHM_WAKE", bad, 1);
+    EXPECT_EQ(WakeFromEnv().status().code(), Code::kInvalidArgument) << bad;
+  }
+  unsetenv("WEFT_SHM_WAKE");
+}
+
 // The ring alone: a rewind happens only when drained and past the window, and the
 // consumer's skip lands exactly where the producer's next write starts.
 TEST(ShmRingTest, RewindOnlyWhenDrainedAndPastTheWindow) {
@@ -199,6 +211,12 @@ TEST(ShmLinkTest, PeerProgressRingsAnArmedSideOnly) {
   };
   std::atomic<uint32_t>* word = p.b->ArmWake();
   ASSERT_NE(word, nullptr);
+  {
+    auto seg0 = Segment::Create(UniqueCommId(), 0, 1, 4096);
+    ASSERT_TRUE(seg0.ok());
+    ShmLink no_wake(0, 1, std::move(seg0).value(), 0, kDefaultRewindBytes, /*wake=*/false);
+    EXPECT_EQ(no_wake.ArmWake(), nullptr) << "WEFT_SHM_WAKE=0 must offer no wake word";
+  }
   uint32_t seen = word->load();
   send_one();
   EXPECT_NE(word->load(), seen) << "the sender's progress did not ring the armed receiver";
