@@ -6,7 +6,10 @@
 #include <rdma/fi_errno.h>
 
 #include <netdb.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -124,6 +127,9 @@ ProviderLimits LimitsFor(const fi_info* info) {
   // when the receive is posted; a receive posted in advance gets the bytes straight from
   // the socket (TuneProvider makes every message eager there).
   l.prepost_payload = prov == "tcp;ofi_rxm";
+  l.send_iov = info->tx_attr->iov_limit >= 2;
+  // Decided in Open once WEFT_OFI_PREPOST is read: see ProviderLimits.
+  l.header_with_payload = false;
   if (prov.rfind("efa", 0) == 0) {
     // efa (libfabric fi_efa(7)): RDM messages are not ordered unless FI_ORDER_SAS is
     // asked for (we do not need it: every message has its own tag); its max_msg_size is
@@ -170,10 +176,25 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   Result<long long> prepost = GetEnvInt("WEFT_OFI_PREPOST", e->limits_.prepost_payload ? 1 : 0);
   if (!prepost.ok()) return prepost.status();
   e->limits_.prepost_payload = prepost.value() != 0;
+  e->limits_.header_with_payload = e->limits_.prepost_payload &&
+                                   e->info_->tx_attr->iov_limit >= 2 &&
+                                   e->info_->rx_attr->iov_limit >= 2;
   TuneProvider(e->provider_);
   Result<long long> force_mr = GetEnvInt("WEFT_OFI_MR", 0);
   if (!force_mr.ok()) return force_mr.status();
   e->register_ = (e->info_->domain_attr->mr_mode & FI_MR_LOCAL) != 0 || force_mr.value() != 0;
+  // Registering a small user buffer per send costs more than copying it into the staging
+  // buffer, which is registered once.
+  if (e->register_) e->limits_.send_iov = false;
+  if (e->limits_.header_with_payload && !e->register_ && e->info_->rx_attr->iov_limit >= 3) {
+    size_t bytes = e->limits_.max_chunk;
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (p != MAP_FAILED) {
+      e->sink_ = p;
+      e->sink_bytes_ = bytes;
+    }
+  }
 
   auto fail = [&](const char* what, int ret) {
     return Unavailable(fmt::format("rank {}: ofi ({}): {}", rank, e->provider_, FiError(what, ret)));
@@ -202,9 +223,10 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   ret = fi_getname(&e->ep_->fid, e->address_.data(), &len);
   if (ret) return fail("fi_getname", ret);
   e->address_.resize(len);
-  WEFT_INFO("rank {}: ofi provider {} (domain {}), eager {} B, chunk {} B{}{}", rank, e->provider_,
-            e->info_->domain_attr->name ? e->info_->domain_attr->name : "?",
+  WEFT_INFO("rank {}: ofi provider {} (domain {}), eager {} B, chunk {} B{}{}{}", rank,
+            e->provider_, e->info_->domain_attr->name ? e->info_->domain_attr->name : "?",
             e->limits_.eager_bytes, e->limits_.max_chunk,
+            e->limits_.header_with_payload ? ", header and payload in one message" : "",
             e->register_ ? ", registering buffers" : "",
             e->wait_fd_ >= 0 ? ", completion queue fd" : ", no completion queue fd");
   return e;
@@ -224,8 +246,13 @@ Status OfiEndpoint::OpenCompletionQueue() {
       int fd = -1;
       ret = fi_control(&cq_->fid, FI_GETWAIT, &fd);
       if (ret == 0 && fd >= 0) {
-        wait_fd_ = fd;
-        return Status::Ok();
+        // Readable from the start and never read: see WaitFd.
+        ready_fd_ = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (ready_fd_ >= 0) {
+          wait_fd_ = fd;
+          return Status::Ok();
+        }
+        ret = -errno;
       }
       fi_close(&cq_->fid);
       cq_ = nullptr;
@@ -244,7 +271,16 @@ Status OfiEndpoint::OpenCompletionQueue() {
 int OfiEndpoint::WaitFd() {
   if (wait_fd_ < 0) return -1;
   fid* fids[1] = {&cq_->fid};
-  return fi_trywait(fabric_, fids, 1) == FI_SUCCESS ? wait_fd_ : -1;
+  return fi_trywait(fabric_, fids, 1) == FI_SUCCESS ? wait_fd_ : ready_fd_;
+}
+
+Result<int> OfiEndpoint::PollOncePerPass(uint64_t* seen) {
+  if (*seen != poll_pass_) {
+    *seen = poll_pass_;
+    return 0;
+  }
+  *seen = ++poll_pass_;
+  return Poll();
 }
 
 OfiEndpoint::~OfiEndpoint() {
@@ -255,6 +291,8 @@ OfiEndpoint::~OfiEndpoint() {
   for (Slab& s : slabs_)
     if (s.mr) fi_close(&s.mr->fid);
   if (cq_) fi_close(&cq_->fid);
+  if (ready_fd_ >= 0) close(ready_fd_);
+  if (sink_) munmap(sink_, sink_bytes_);
   if (av_) fi_close(&av_->fid);
   if (domain_) fi_close(&domain_->fid);
   if (fabric_) fi_close(&fabric_->fid);
@@ -338,6 +376,9 @@ Result<int> OfiEndpoint::Poll() {
       Release(req);
       ++handled;
     }
+    // A short batch emptied the queue: reading again to hear EAGAIN would cost one more
+    // round of provider progress (system calls) for completions the next pass collects.
+    if (n < kCqBatch) return handled;
   }
 }
 

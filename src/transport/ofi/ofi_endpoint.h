@@ -62,6 +62,20 @@ struct ProviderLimits {
   // price: when the ranks made different calls, bytes of the peer's call may reach the
   // buffer before the header check fails the receive (the error is the same).
   bool prepost_payload = false;
+  // The header and the payload travel as one message: fi_tsendv/fi_trecvv with two
+  // iovecs (the header's staging buffer, the user's buffer), so an op of up to max_chunk
+  // bytes is one message whatever its size, and nothing is copied. Only where payload
+  // receives are pre-posted (the receive of the first message is the payload's too) and
+  // both iov limits allow two entries. It changes the wire, so every rank must agree:
+  // it follows the provider (the same on every rank, checked at init) and
+  // WEFT_OFI_PREPOST (which must then be the same on every rank; a difference fails the
+  // first op over the eager size with a ProtocolError, never corrupts data).
+  bool header_with_payload = false;
+  // With the header apart: an eager payload is sent from the user's buffer as the second
+  // iovec of the header's message rather than copied behind the header in staging
+  // (the same bytes on the wire). Where tx iov_limit >= 2 and buffers need no
+  // registration (one per small send would cost more than the copy).
+  bool send_iov = false;
 };
 ProviderLimits LimitsFor(const fi_info* info);
 
@@ -103,21 +117,44 @@ class OfiEndpoint {
   fi_addr_t PeerAddr(int rank) const { return peer_addrs_[rank]; }
   fid_ep* ep() const { return ep_; }
 
-  // The completion queue's file descriptor when it is safe to sleep on it now: fi_trywait
-  // found nothing to read and nothing the provider must progress first (with manual
-  // progress, an event it has not yet turned into a completion would not wake the fd).
-  // -1 when that is not so (call Poll() again) or when the queue has no fd. Never blocks.
+  // A file descriptor for the executor to sleep on in poll(2), or -1 when the queue has
+  // none. Never blocks. The completion queue's fd when it is safe to sleep on it now:
+  // fi_trywait found nothing to read and nothing the provider must progress first (with
+  // manual progress, an event it has not yet turned into a completion would not wake
+  // the fd). When it is not safe, an fd that is always readable (ready_fd()): poll(2)
+  // returns at once and the executor calls Progress() again. Returning -1 there instead
+  // made the executor sleep 200 µs by hand, and over tcp;ofi_rxm fi_trywait refuses
+  // often (data on a socket the provider has not read yet): strace counted a sleep every
+  // second 8 KiB allreduce on 2 ranks.
   int WaitFd();
   bool has_wait_fd() const { return wait_fd_ >= 0; }
+  int cq_fd() const { return wait_fd_; }
+  int ready_fd() const { return ready_fd_; }
 
   // Reads completions and dispatches them to their links. Returns the number handled.
   // A CQ-level error (not attributable to a request) is returned as a Status.
   Result<int> Poll();
+  // Poll() once per pass of the executor over the endpoint's links, not once per link:
+  // every read of the queue drives the provider's progress, a system call or more
+  // (epoll_wait over rxm's sockets), and completions are dispatched to whichever link
+  // they belong to. `seen` is the caller's (one per link): a link that has not been
+  // called since another link read the queue is in the same pass, and skips. A link
+  // called again (the next pass, or the only busy link) reads.
+  Result<int> PollOncePerPass(uint64_t* seen);
 
   // Registers [ptr, ptr+len) for `req` when the provider needs it (req->mr; closed when
   // the request is released). Returns the descriptor to pass, or nullptr.
   Result<void*> RegisterFor(Request* req, const void* ptr, size_t len);
   Result<fid_mr*> Register(const void* ptr, size_t len);
+
+  // Where the first message of a mismatched call lands past what the receive expected,
+  // so that its header still arrives (a truncated receive delivers nothing over rxm):
+  // the third iovec of every header-with-payload receive, shared by all of them and
+  // never read. Reserved address space (max_chunk bytes, MAP_NORESERVE): pages are only
+  // touched when a call mismatches. Null where there is no room for a third iovec or
+  // buffers must be registered.
+  void* overflow_sink() const { return sink_; }
+  size_t overflow_sink_bytes() const { return sink_bytes_; }
 
   // Staging buffers: 32 header bytes + limits().eager_bytes each, registered when needed.
   size_t staging_bytes() const { return sizeof(WireHeader) + limits_.eager_bytes; }
@@ -146,6 +183,10 @@ class OfiEndpoint {
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
   int wait_fd_ = -1;  // the CQ's wait object (owned by the CQ), or -1
+  int ready_fd_ = -1;  // an eventfd that stays readable (ours), while wait_fd_ >= 0
+  uint64_t poll_pass_ = 0;  // counts the reads of PollOncePerPass
+  void* sink_ = nullptr;    // overflow_sink(), mmap'ed
+  size_t sink_bytes_ = 0;
   fid_ep* ep_ = nullptr;
   std::vector<uint8_t> address_;
   std::vector<fi_addr_t> peer_addrs_;

@@ -26,12 +26,14 @@
 // ..."), or with "peer closed". A peer process that dies without it is noticed through
 // the provider's errors where it reports them, otherwise at the executor's deadline.
 //
-// Progress() polls the endpoint's completion queue (completions for other links of the
-// communicator are recorded on those links). Never blocks. PollFd() is the completion
-// queue's file descriptor, shared by every link of the endpoint, when the endpoint says it
-// is safe to sleep on (OfiEndpoint::WaitFd), so an idle executor sleeps in poll(2) as
-// with tcp; otherwise -1 and the executor polls by hand. Thread-safety: one thread for
-// all the links of one endpoint.
+// Progress() polls the endpoint's completion queue, once per pass over the links
+// (OfiEndpoint::PollOncePerPass; completions for other links of the communicator are
+// recorded on those links and reported by their next Progress). Never blocks. PollFd()
+// is the completion queue's file descriptor, shared by every link of the endpoint, when
+// the endpoint says it is safe to sleep on (OfiEndpoint::WaitFd), so an idle executor
+// sleeps in poll(2) as with tcp; otherwise an fd that is always ready, so the executor
+// comes straight back to Progress(). Thread-safety: one thread for all the links of one
+// endpoint.
 #pragma once
 
 #include <chrono>
@@ -97,8 +99,14 @@ class OfiLink final : public Link {
     Staging staging;
   };
 
-  int Chunks(uint64_t bytes) const;
-  uint64_t ChunkBytes(uint64_t bytes, int part) const;  // part 1..chunks
+  // Messages per op of `bytes` (1 + payload chunks; both sides count the same).
+  int Parts(uint64_t bytes) const;
+  // Which payload bytes message `part` (0: the one with the header) carries.
+  struct Span {
+    uint64_t off = 0;
+    uint64_t len = 0;
+  };
+  Span PartSpan(uint64_t bytes, int part) const;
   Request* NewRequest(void* entry, int part);
   // Which kind of message a post was for, to name it in errors.
   enum class Post { kSend, kReceive, kControlReceive };
@@ -140,7 +148,8 @@ class OfiLink final : public Link {
   bool control_out_sent_ = false;
   bool failed_by_provider_ = false;  // failed_ came from an error completion
 
-  bool moved_ = false;
+  uint64_t poll_seen_ = 0;  // for OfiEndpoint::PollOncePerPass
+  bool moved_ = false;      // something happened since Progress() last returned
   Status failed_;
 };
 
