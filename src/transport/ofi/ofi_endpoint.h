@@ -51,8 +51,9 @@ class OfiLink;
 struct ProviderLimits {
   // Largest payload of one tagged message; larger payloads are split into chunks.
   uint64_t max_chunk = 0;
-  // Payloads up to this size travel inside the header message (one message, copied
-  // through a staging buffer); larger ones follow the header as their own message(s).
+  // With the header apart (header_with_payload false): payloads up to this size travel
+  // inside the header message; larger ones follow the header as their own message(s).
+  // Also the size of the staging buffers' payload room.
   uint64_t eager_bytes = 0;
   // Bits of the tag that carry the message sequence number.
   int seq_bits = 0;
