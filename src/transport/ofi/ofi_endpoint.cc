@@ -7,7 +7,6 @@
 
 #include <netdb.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -128,8 +127,6 @@ ProviderLimits LimitsFor(const fi_info* info) {
   // the socket (TuneProvider makes every message eager there).
   l.prepost_payload = prov == "tcp;ofi_rxm";
   l.send_iov = info->tx_attr->iov_limit >= 2;
-  // Decided in Open once WEFT_OFI_PREPOST is read: see ProviderLimits.
-  l.header_with_payload = false;
   if (prov.rfind("efa", 0) == 0) {
     // efa (libfabric fi_efa(7)): RDM messages are not ordered unless FI_ORDER_SAS is
     // asked for (we do not need it: every message has its own tag); its max_msg_size is
@@ -176,9 +173,7 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   Result<long long> prepost = GetEnvInt("WEFT_OFI_PREPOST", e->limits_.prepost_payload ? 1 : 0);
   if (!prepost.ok()) return prepost.status();
   e->limits_.prepost_payload = prepost.value() != 0;
-  e->limits_.header_with_payload = e->limits_.prepost_payload &&
-                                   e->info_->tx_attr->iov_limit >= 2 &&
-                                   e->info_->rx_attr->iov_limit >= 2;
+  e->limits_.recv_iov = e->limits_.prepost_payload && e->info_->rx_attr->iov_limit >= 2;
   TuneProvider(e->provider_);
   Result<long long> force_mr = GetEnvInt("WEFT_OFI_MR", 0);
   if (!force_mr.ok()) return force_mr.status();
@@ -186,14 +181,9 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   // Registering a small user buffer per send costs more than copying it into the staging
   // buffer, which is registered once.
   if (e->register_) e->limits_.send_iov = false;
-  if (e->limits_.header_with_payload && !e->register_ && e->info_->rx_attr->iov_limit >= 3) {
-    size_t bytes = e->limits_.max_chunk;
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
-    if (p != MAP_FAILED) {
-      e->sink_ = p;
-      e->sink_bytes_ = bytes;
-    }
+  if (e->limits_.recv_iov && !e->register_ && e->info_->rx_attr->iov_limit >= 3) {
+    e->sink_bytes_ = e->limits_.eager_bytes;
+    e->sink_.reset(new uint8_t[e->sink_bytes_]);
   }
 
   auto fail = [&](const char* what, int ret) {
@@ -226,7 +216,7 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   WEFT_INFO("rank {}: ofi provider {} (domain {}), eager {} B, chunk {} B{}{}{}", rank,
             e->provider_, e->info_->domain_attr->name ? e->info_->domain_attr->name : "?",
             e->limits_.eager_bytes, e->limits_.max_chunk,
-            e->limits_.header_with_payload ? ", header and payload in one message" : "",
+            e->limits_.recv_iov ? ", eager payloads received in place" : "",
             e->register_ ? ", registering buffers" : "",
             e->wait_fd_ >= 0 ? ", completion queue fd" : ", no completion queue fd");
   return e;
@@ -292,7 +282,6 @@ OfiEndpoint::~OfiEndpoint() {
     if (s.mr) fi_close(&s.mr->fid);
   if (cq_) fi_close(&cq_->fid);
   if (ready_fd_ >= 0) close(ready_fd_);
-  if (sink_) munmap(sink_, sink_bytes_);
   if (av_) fi_close(&av_->fid);
   if (domain_) fi_close(&domain_->fid);
   if (fabric_) fi_close(&fabric_->fid);

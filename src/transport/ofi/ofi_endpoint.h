@@ -51,9 +51,8 @@ class OfiLink;
 struct ProviderLimits {
   // Largest payload of one tagged message; larger payloads are split into chunks.
   uint64_t max_chunk = 0;
-  // With the header apart (header_with_payload false): payloads up to this size travel
-  // inside the header message; larger ones follow the header as their own message(s).
-  // Also the size of the staging buffers' payload room.
+  // Payloads up to this size travel inside the header message; larger ones follow the
+  // header as their own message(s).
   uint64_t eager_bytes = 0;
   // Bits of the tag that carry the message sequence number.
   int seq_bits = 0;
@@ -63,20 +62,17 @@ struct ProviderLimits {
   // price: when the ranks made different calls, bytes of the peer's call may reach the
   // buffer before the header check fails the receive (the error is the same).
   bool prepost_payload = false;
-  // The header and the payload travel as one message: fi_tsendv/fi_trecvv with two
-  // iovecs (the header's staging buffer, the user's buffer), so an op of up to max_chunk
-  // bytes is one message whatever its size, and nothing is copied. Only where payload
-  // receives are pre-posted (the receive of the first message is the payload's too) and
-  // both iov limits allow two entries. It changes the wire, so every rank must agree:
-  // it follows the provider (the same on every rank, checked at init) and
-  // WEFT_OFI_PREPOST (which must then be the same on every rank; a difference fails the
-  // first op over the eager size with a ProtocolError, never corrupts data).
-  bool header_with_payload = false;
-  // With the header apart: an eager payload is sent from the user's buffer as the second
-  // iovec of the header's message rather than copied behind the header in staging
-  // (the same bytes on the wire). Where tx iov_limit >= 2 and buffers need no
-  // registration (one per small send would cost more than the copy).
+  // An eager payload is sent from the user's buffer as the second iovec of the header's
+  // message (fi_tsendv) rather than copied behind the header in staging: the same bytes
+  // on the wire. Where tx iov_limit >= 2 and buffers need no registration (one per small
+  // send would cost more than the copy).
   bool send_iov = false;
+  // An eager payload is received straight into the user's buffer (fi_trecvv: the header
+  // into staging, the payload into the buffer) rather than into staging and copied out
+  // after the header check. Only where payload receives are pre-posted anyway (the
+  // peer's bytes may reach the buffer before the check) and rx iov_limit >= 2. Local to
+  // each rank: the wire is the same either way.
+  bool recv_iov = false;
 };
 ProviderLimits LimitsFor(const fi_info* info);
 
@@ -148,13 +144,12 @@ class OfiEndpoint {
   Result<void*> RegisterFor(Request* req, const void* ptr, size_t len);
   Result<fid_mr*> Register(const void* ptr, size_t len);
 
-  // Where the first message of a mismatched call lands past what the receive expected,
-  // so that its header still arrives (a truncated receive delivers nothing over rxm):
-  // the third iovec of every header-with-payload receive, shared by all of them and
-  // never read. Reserved address space (max_chunk bytes, MAP_NORESERVE): pages are only
-  // touched when a call mismatches. Null where there is no room for a third iovec or
-  // buffers must be registered.
-  void* overflow_sink() const { return sink_; }
+  // Where a mismatched call's larger eager message lands past what the receive expected,
+  // so that its header still arrives and is checked (rxm delivers nothing of a truncated
+  // receive): the third iovec of every recv_iov receive, eager_bytes long, shared by all
+  // of them and never read. Null where there is no room for a third iovec or buffers
+  // must be registered.
+  void* overflow_sink() const { return sink_.get(); }
   size_t overflow_sink_bytes() const { return sink_bytes_; }
 
   // Staging buffers: 32 header bytes + limits().eager_bytes each, registered when needed.
@@ -186,7 +181,7 @@ class OfiEndpoint {
   int wait_fd_ = -1;  // the CQ's wait object (owned by the CQ), or -1
   int ready_fd_ = -1;  // an eventfd that stays readable (ours), while wait_fd_ >= 0
   uint64_t poll_pass_ = 0;  // counts the reads of PollOncePerPass
-  void* sink_ = nullptr;    // overflow_sink(), mmap'ed
+  std::unique_ptr<uint8_t[]> sink_;  // overflow_sink()
   size_t sink_bytes_ = 0;
   fid_ep* ep_ = nullptr;
   std::vector<uint8_t> address_;

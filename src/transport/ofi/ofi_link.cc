@@ -47,24 +47,14 @@ OfiLink::~OfiLink() {
 }
 
 int OfiLink::Parts(uint64_t bytes) const {
-  uint64_t chunks = (bytes + limits_.max_chunk - 1) / limits_.max_chunk;
-  if (limits_.header_with_payload) return static_cast<int>(std::max<uint64_t>(1, chunks));
-  return bytes <= limits_.eager_bytes ? 1 : 1 + static_cast<int>(chunks);
+  if (bytes <= limits_.eager_bytes) return 1;
+  return 1 + static_cast<int>((bytes + limits_.max_chunk - 1) / limits_.max_chunk);
 }
 
 OfiLink::Span OfiLink::PartSpan(uint64_t bytes, int part) const {
-  // With the header apart, message 0 carries an eager payload or none, and chunk k
-  // (1..) the k-th max_chunk; with the header riding along, message k carries the
-  // k-th max_chunk (message 0 also the header).
-  uint64_t index;
-  if (limits_.header_with_payload) {
-    index = static_cast<uint64_t>(part);
-  } else if (part == 0) {
-    return Span{0, bytes <= limits_.eager_bytes ? bytes : 0};
-  } else {
-    index = static_cast<uint64_t>(part - 1);
-  }
-  uint64_t off = std::min(bytes, index * limits_.max_chunk);
+  // Message 0 carries an eager payload or none; chunk k (1..) the k-th max_chunk.
+  if (part == 0) return Span{0, bytes <= limits_.eager_bytes ? bytes : 0};
+  uint64_t off = static_cast<uint64_t>(part - 1) * limits_.max_chunk;
   return Span{off, std::min(limits_.max_chunk, bytes - off)};
 }
 
@@ -124,7 +114,7 @@ Status OfiLink::PostSends() {
       if (part == 0) {
         // The header from staging; its payload (if any) from the user's buffer as a second
         // iovec, or copied behind the header where the provider takes one iovec only.
-        bool copy = span.len > 0 && !limits_.header_with_payload && !limits_.send_iov;
+        bool copy = span.len > 0 && !limits_.send_iov;
         if (!e->staging.data) {
           Result<Staging> s = ep_->AcquireStaging();
           if (!s.ok()) return s.status();
@@ -181,16 +171,17 @@ Status OfiLink::PostRecvs() {
       uint64_t tag = Tag(peer_, e->seq, limits_.seq_bits);
       Span span = PartSpan(e->op->expect.bytes, 0);
       ssize_t ret;
-      if (limits_.header_with_payload && span.len > 0) {
-        // The header into staging, the payload straight into the user's buffer. The
-        // staging header is cleared first: after a truncated receive (the peer sent
+      if (limits_.recv_iov && span.len > 0) {
+        // The header into staging, the eager payload straight into the user's buffer.
+        // The staging header is cleared first: after a truncated receive (the peer sent
         // more) whatever header is there must be the peer's.
         std::memset(e->staging.data, 0, kHdr);
         void* buf = static_cast<uint8_t*>(e->op->data) + span.off;
         Result<void*> d = ep_->RegisterFor(req, buf, span.len);
         if (!d.ok()) return d.status();
-        // A third iovec takes what a mismatched call sends past the expected size, so
-        // its header still arrives and is reported (OfiEndpoint::overflow_sink).
+        // A third iovec takes what a mismatched call sends past the expected size (up to
+        // an eager payload), so its header still arrives and is reported
+        // (OfiEndpoint::overflow_sink).
         iovec iov[3] = {{e->staging.data, kHdr}, {buf, span.len},
                         {ep_->overflow_sink(), ep_->overflow_sink_bytes()}};
         void* desc[3] = {e->staging.desc, d.value(), nullptr};
@@ -240,8 +231,8 @@ Status OfiLink::HeaderArrived(RecvEntry* e, size_t len) {
     return ProtocolError(fmt::format("rank {} received garbage from rank {} ({}): header for {} "
                                      "with {} bytes after it, expected {}",
                                      self_, peer_, Via(), Describe(got), len - kHdr, inline_bytes));
-  // With the header riding along the payload is already in the user's buffer.
-  if (inline_bytes > 0 && !limits_.header_with_payload)
+  // Received in place (recv_iov), the payload is already in the user's buffer.
+  if (inline_bytes > 0 && !limits_.recv_iov)
     std::memcpy(e->op->data, e->staging.data + kHdr, inline_bytes);
   e->header_done = true;
   return e->payload_error;  // a payload error that waited for the header to check out
@@ -298,9 +289,9 @@ void OfiLink::OnError(Request* req, int err, const std::string& why) {
   std::string what = req->part == kControlInPart ? "waiting for the peer's control message"
                      : is_send       ? "sending to"
                                      : "receiving from";
-  if (err == FI_ETRUNC && req->part == 0 && limits_.header_with_payload) {
-    // The peer's first message was larger than expected: when its header arrived (the
-    // provider fills the buffers before it truncates), a different call says more.
+  if (err == FI_ETRUNC && req->part == 0 && limits_.recv_iov) {
+    // The peer's header message was larger than the receive posted in place (no
+    // overflow sink, or over it): when its header arrived, a different call says more.
     for (auto& r : recvs_) {
       if (r.get() != req->entry) continue;
       WireHeader got;

@@ -1,30 +1,29 @@
 // A Link to a peer over libfabric tagged messages on the communicator's shared RDM
 // endpoint (ofi_endpoint.h).
 //
-// Each op becomes one or more messages, framed one of two ways (both sides use the same:
-// ProviderLimits::header_with_payload follows the provider and WEFT_OFI_PREPOST):
-//   - header with payload (tcp;ofi_rxm): message k carries the k-th max_chunk of the
-//     payload, and message 0 also the 32-byte WireHeader before it, sent and received
-//     with fi_tsendv/fi_trecvv from the header's staging buffer and the user's buffer.
-//     An op of up to max_chunk bytes (1 GiB) is one message and nothing is copied.
-//   - header apart (every other provider): message 0 is the header, followed by the
-//     payload when it is at most limits().eager_bytes (sent as a second iovec where the
-//     provider allows, else copied behind the header; received into staging and
-//     copied out after the check); larger payloads follow as chunks of their own,
-//     straight from/into the user's buffer.
+// Each op becomes one header message and, for payloads over the eager size, one or more
+// payload messages:
+//   - header message: the 32-byte WireHeader from a staging buffer, followed by the
+//     payload itself when it is at most limits().eager_bytes. The sender gives the
+//     payload as a second iovec (fi_tsendv) where the provider allows (send_iov), else
+//     copies it behind the header; the receiver takes it straight into the user's buffer
+//     (fi_trecvv, recv_iov: where payloads are pre-posted, below), else into staging and
+//     copies it out after the header check. The bytes on the wire are the same.
+//   - payload chunks: the payload straight from/into the user's buffer, in chunks of at
+//     most limits().max_chunk bytes.
 // Every message has its own tag: the sender's rank and a per-direction message number
 // that both sides count the same way (an op takes Parts() numbers, known to both from
 // the header's byte count). So matching never depends on the provider's message order
 // (efa does not order RDM messages), and messages from different peers never match.
-// With the header apart, a receiver posts the payload receive only after the header has
-// been checked, so a mismatched call is reported (InvalidUsage naming both headers)
-// before any payload byte lands in the user's buffer; until then the provider holds the
-// payload. Where the provider would hold it at a cost (rxm over tcp buffers unexpected
-// messages and copies them), limits().prepost_payload posts it with the header's receive
-// instead, and the header rides with the payload: the mismatch is still reported the
-// same way (a payload error waits for the header's verdict; a first message larger than
-// expected spills into the endpoint's overflow sink, so its header is still read), but
-// the peer's bytes may be in the buffer by then.
+// A receiver posts the payload receive only after the header has been checked, so a
+// mismatched call is reported (InvalidUsage naming both headers) before any payload byte
+// lands in the user's buffer; until then the provider holds the payload. Where the
+// provider would hold it at a cost (rxm over tcp buffers unexpected messages and copies
+// them), limits().prepost_payload posts it with the header's receive instead (and an
+// eager payload is received in place): the mismatch is still reported the same way (a
+// payload error waits for the header's verdict; a larger eager message spills into the
+// endpoint's overflow sink so that its header is still read), but the peer's bytes may
+// be in the buffer by then.
 //
 // Each side sends its peer at most one control message (its own tag), when its
 // communicator fails: SendAbort sends an abort frame (wire.h) carrying the cause, a
