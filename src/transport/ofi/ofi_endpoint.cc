@@ -6,9 +6,7 @@
 #include <rdma/fi_errno.h>
 
 #include <netdb.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -236,13 +234,8 @@ Status OfiEndpoint::OpenCompletionQueue() {
       int fd = -1;
       ret = fi_control(&cq_->fid, FI_GETWAIT, &fd);
       if (ret == 0 && fd >= 0) {
-        // Readable from the start and never read: see WaitFd.
-        ready_fd_ = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (ready_fd_ >= 0) {
-          wait_fd_ = fd;
-          return Status::Ok();
-        }
-        ret = -errno;
+        wait_fd_ = fd;
+        return Status::Ok();
       }
       fi_close(&cq_->fid);
       cq_ = nullptr;
@@ -261,7 +254,7 @@ Status OfiEndpoint::OpenCompletionQueue() {
 int OfiEndpoint::WaitFd() {
   if (wait_fd_ < 0) return -1;
   fid* fids[1] = {&cq_->fid};
-  return fi_trywait(fabric_, fids, 1) == FI_SUCCESS ? wait_fd_ : ready_fd_;
+  return fi_trywait(fabric_, fids, 1) == FI_SUCCESS ? wait_fd_ : -1;
 }
 
 Result<int> OfiEndpoint::PollOncePerPass(uint64_t* seen) {
@@ -281,7 +274,6 @@ OfiEndpoint::~OfiEndpoint() {
   for (Slab& s : slabs_)
     if (s.mr) fi_close(&s.mr->fid);
   if (cq_) fi_close(&cq_->fid);
-  if (ready_fd_ >= 0) close(ready_fd_);
   if (av_) fi_close(&av_->fid);
   if (domain_) fi_close(&domain_->fid);
   if (fabric_) fi_close(&fabric_->fid);

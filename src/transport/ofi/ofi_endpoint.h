@@ -114,19 +114,12 @@ class OfiEndpoint {
   fi_addr_t PeerAddr(int rank) const { return peer_addrs_[rank]; }
   fid_ep* ep() const { return ep_; }
 
-  // A file descriptor for the executor to sleep on in poll(2), or -1 when the queue has
-  // none. Never blocks. The completion queue's fd when it is safe to sleep on it now:
-  // fi_trywait found nothing to read and nothing the provider must progress first (with
-  // manual progress, an event it has not yet turned into a completion would not wake
-  // the fd). When it is not safe, an fd that is always readable (ready_fd()): poll(2)
-  // returns at once and the executor calls Progress() again. Returning -1 there instead
-  // made the executor sleep 200 µs by hand, and over tcp;ofi_rxm fi_trywait refuses
-  // often (data on a socket the provider has not read yet): strace counted a sleep every
-  // second 8 KiB allreduce on 2 ranks.
+  // The completion queue's file descriptor when it is safe to sleep on it now: fi_trywait
+  // found nothing to read and nothing the provider must progress first (with manual
+  // progress, an event it has not yet turned into a completion would not wake the fd).
+  // -1 when that is not so (call Poll() again) or when the queue has no fd. Never blocks.
   int WaitFd();
   bool has_wait_fd() const { return wait_fd_ >= 0; }
-  int cq_fd() const { return wait_fd_; }
-  int ready_fd() const { return ready_fd_; }
 
   // Reads completions and dispatches them to their links. Returns the number handled.
   // A CQ-level error (not attributable to a request) is returned as a Status.
@@ -179,7 +172,6 @@ class OfiEndpoint {
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
   int wait_fd_ = -1;  // the CQ's wait object (owned by the CQ), or -1
-  int ready_fd_ = -1;  // an eventfd that stays readable (ours), while wait_fd_ >= 0
   uint64_t poll_pass_ = 0;  // counts the reads of PollOncePerPass
   std::unique_ptr<uint8_t[]> sink_;  // overflow_sink()
   size_t sink_bytes_ = 0;

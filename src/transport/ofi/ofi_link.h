@@ -37,9 +37,8 @@
 // recorded on those links and reported by their next Progress). Never blocks. PollFd()
 // is the completion queue's file descriptor, shared by every link of the endpoint, when
 // the endpoint says it is safe to sleep on (OfiEndpoint::WaitFd), so an idle executor
-// sleeps in poll(2) as with tcp; otherwise an fd that is always ready, so the executor
-// comes straight back to Progress(). Thread-safety: one thread for all the links of one
-// endpoint.
+// sleeps in poll(2) as with tcp; otherwise -1 and the executor polls by hand.
+// Thread-safety: one thread for all the links of one endpoint.
 #pragma once
 
 #include <chrono>
