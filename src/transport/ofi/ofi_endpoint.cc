@@ -257,14 +257,6 @@ int OfiEndpoint::WaitFd() {
   return fi_trywait(fabric_, fids, 1) == FI_SUCCESS ? wait_fd_ : -1;
 }
 
-Result<int> OfiEndpoint::PollOncePerPass(uint64_t* seen) {
-  if (*seen != poll_pass_) {
-    *seen = poll_pass_;
-    return 0;
-  }
-  *seen = ++poll_pass_;
-  return Poll();
-}
 
 OfiEndpoint::~OfiEndpoint() {
   // Endpoint first: nothing completes into the CQ afterwards.
@@ -357,9 +349,6 @@ Result<int> OfiEndpoint::Poll() {
       Release(req);
       ++handled;
     }
-    // A short batch emptied the queue: reading again to hear EAGAIN would cost one more
-    // round of provider progress (system calls) for completions the next pass collects.
-    if (n < kCqBatch) return handled;
   }
 }
 

@@ -124,13 +124,6 @@ class OfiEndpoint {
   // Reads completions and dispatches them to their links. Returns the number handled.
   // A CQ-level error (not attributable to a request) is returned as a Status.
   Result<int> Poll();
-  // Poll() once per pass of the executor over the endpoint's links, not once per link:
-  // every read of the queue drives the provider's progress, a system call or more
-  // (epoll_wait over rxm's sockets), and completions are dispatched to whichever link
-  // they belong to. `seen` is the caller's (one per link): a link that has not been
-  // called since another link read the queue is in the same pass, and skips. A link
-  // called again (the next pass, or the only busy link) reads.
-  Result<int> PollOncePerPass(uint64_t* seen);
 
   // Registers [ptr, ptr+len) for `req` when the provider needs it (req->mr; closed when
   // the request is released). Returns the descriptor to pass, or nullptr.
@@ -172,7 +165,6 @@ class OfiEndpoint {
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
   int wait_fd_ = -1;  // the CQ's wait object (owned by the CQ), or -1
-  uint64_t poll_pass_ = 0;  // counts the reads of PollOncePerPass
   std::unique_ptr<uint8_t[]> sink_;  // overflow_sink()
   size_t sink_bytes_ = 0;
   fid_ep* ep_ = nullptr;

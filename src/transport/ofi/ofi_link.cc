@@ -351,8 +351,8 @@ void OfiLink::Retire() {
 
 Result<bool> OfiLink::Progress() {
   if (!failed_.ok()) return failed_;
-  // moved_ may already be set: completions another link's poll dispatched to this one.
-  Result<int> polled = ep_->PollOncePerPass(&poll_seen_);
+  moved_ = false;
+  Result<int> polled = ep_->Poll();
   if (!polled.ok()) {
     failed_ = polled.status().WithContext(fmt::format("rank {} with rank {}", self_, peer_));
     return failed_;
@@ -373,9 +373,7 @@ Result<bool> OfiLink::Progress() {
     failed_ = PeerGone();
     return failed_;
   }
-  bool moved = moved_;
-  moved_ = false;
-  return moved;
+  return moved_;
 }
 
 void OfiLink::ControlArrived(size_t len) {

@@ -32,13 +32,12 @@
 // ..."), or with "peer closed". A peer process that dies without it is noticed through
 // the provider's errors where it reports them, otherwise at the executor's deadline.
 //
-// Progress() polls the endpoint's completion queue, once per pass over the links
-// (OfiEndpoint::PollOncePerPass; completions for other links of the communicator are
-// recorded on those links and reported by their next Progress). Never blocks. PollFd()
-// is the completion queue's file descriptor, shared by every link of the endpoint, when
-// the endpoint says it is safe to sleep on (OfiEndpoint::WaitFd), so an idle executor
-// sleeps in poll(2) as with tcp; otherwise -1 and the executor polls by hand.
-// Thread-safety: one thread for all the links of one endpoint.
+// Progress() polls the endpoint's completion queue (completions for other links of the
+// communicator are recorded on those links). Never blocks. PollFd() is the completion
+// queue's file descriptor, shared by every link of the endpoint, when the endpoint says it
+// is safe to sleep on (OfiEndpoint::WaitFd), so an idle executor sleeps in poll(2) as
+// with tcp; otherwise -1 and the executor polls by hand. Thread-safety: one thread for
+// all the links of one endpoint.
 #pragma once
 
 #include <chrono>
@@ -153,8 +152,7 @@ class OfiLink final : public Link {
   bool control_out_sent_ = false;
   bool failed_by_provider_ = false;  // failed_ came from an error completion
 
-  uint64_t poll_seen_ = 0;  // for OfiEndpoint::PollOncePerPass
-  bool moved_ = false;      // something happened since Progress() last returned
+  bool moved_ = false;
   Status failed_;
 };
 
