@@ -257,7 +257,6 @@ int OfiEndpoint::WaitFd() {
   return fi_trywait(fabric_, fids, 1) == FI_SUCCESS ? wait_fd_ : -1;
 }
 
-
 OfiEndpoint::~OfiEndpoint() {
   // Endpoint first: nothing completes into the CQ afterwards.
   if (ep_) fi_close(&ep_->fid);
