@@ -124,6 +124,7 @@ ProviderLimits LimitsFor(const fi_info* info) {
   // when the receive is posted; a receive posted in advance gets the bytes straight from
   // the socket (TuneProvider makes every message eager there).
   l.prepost_payload = prov == "tcp;ofi_rxm";
+  l.send_iov = info->tx_attr->iov_limit >= 2;
   if (prov.rfind("efa", 0) == 0) {
     // efa (libfabric fi_efa(7)): RDM messages are not ordered unless FI_ORDER_SAS is
     // asked for (we do not need it: every message has its own tag); its max_msg_size is
@@ -170,10 +171,18 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   Result<long long> prepost = GetEnvInt("WEFT_OFI_PREPOST", e->limits_.prepost_payload ? 1 : 0);
   if (!prepost.ok()) return prepost.status();
   e->limits_.prepost_payload = prepost.value() != 0;
+  e->limits_.recv_iov = e->limits_.prepost_payload && e->info_->rx_attr->iov_limit >= 2;
   TuneProvider(e->provider_);
   Result<long long> force_mr = GetEnvInt("WEFT_OFI_MR", 0);
   if (!force_mr.ok()) return force_mr.status();
   e->register_ = (e->info_->domain_attr->mr_mode & FI_MR_LOCAL) != 0 || force_mr.value() != 0;
+  // Registering a small user buffer per send costs more than copying it into the staging
+  // buffer, which is registered once.
+  if (e->register_) e->limits_.send_iov = false;
+  if (e->limits_.recv_iov && !e->register_ && e->info_->rx_attr->iov_limit >= 3) {
+    e->sink_bytes_ = e->limits_.eager_bytes;
+    e->sink_.reset(new uint8_t[e->sink_bytes_]);
+  }
 
   auto fail = [&](const char* what, int ret) {
     return Unavailable(fmt::format("rank {}: ofi ({}): {}", rank, e->provider_, FiError(what, ret)));
@@ -202,9 +211,10 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   ret = fi_getname(&e->ep_->fid, e->address_.data(), &len);
   if (ret) return fail("fi_getname", ret);
   e->address_.resize(len);
-  WEFT_INFO("rank {}: ofi provider {} (domain {}), eager {} B, chunk {} B{}{}", rank, e->provider_,
-            e->info_->domain_attr->name ? e->info_->domain_attr->name : "?",
+  WEFT_INFO("rank {}: ofi provider {} (domain {}), eager {} B, chunk {} B{}{}{}", rank,
+            e->provider_, e->info_->domain_attr->name ? e->info_->domain_attr->name : "?",
             e->limits_.eager_bytes, e->limits_.max_chunk,
+            e->limits_.recv_iov ? ", eager payloads received in place" : "",
             e->register_ ? ", registering buffers" : "",
             e->wait_fd_ >= 0 ? ", completion queue fd" : ", no completion queue fd");
   return e;

@@ -51,8 +51,8 @@ class OfiLink;
 struct ProviderLimits {
   // Largest payload of one tagged message; larger payloads are split into chunks.
   uint64_t max_chunk = 0;
-  // Payloads up to this size travel inside the header message (one message, copied
-  // through a staging buffer); larger ones follow the header as their own message(s).
+  // Payloads up to this size travel inside the header message; larger ones follow the
+  // header as their own message(s).
   uint64_t eager_bytes = 0;
   // Bits of the tag that carry the message sequence number.
   int seq_bits = 0;
@@ -62,6 +62,17 @@ struct ProviderLimits {
   // price: when the ranks made different calls, bytes of the peer's call may reach the
   // buffer before the header check fails the receive (the error is the same).
   bool prepost_payload = false;
+  // An eager payload is sent from the user's buffer as the second iovec of the header's
+  // message (fi_tsendv) rather than copied behind the header in staging: the same bytes
+  // on the wire. Where tx iov_limit >= 2 and buffers need no registration (one per small
+  // send would cost more than the copy).
+  bool send_iov = false;
+  // An eager payload is received straight into the user's buffer (fi_trecvv: the header
+  // into staging, the payload into the buffer) rather than into staging and copied out
+  // after the header check. Only where payload receives are pre-posted anyway (the
+  // peer's bytes may reach the buffer before the check) and rx iov_limit >= 2. Local to
+  // each rank: the wire is the same either way.
+  bool recv_iov = false;
 };
 ProviderLimits LimitsFor(const fi_info* info);
 
@@ -119,6 +130,14 @@ class OfiEndpoint {
   Result<void*> RegisterFor(Request* req, const void* ptr, size_t len);
   Result<fid_mr*> Register(const void* ptr, size_t len);
 
+  // Where a mismatched call's larger eager message lands past what the receive expected,
+  // so that its header still arrives and is checked (rxm delivers nothing of a truncated
+  // receive): the third iovec of every recv_iov receive, eager_bytes long, shared by all
+  // of them and never read. Null where there is no room for a third iovec or buffers
+  // must be registered.
+  void* overflow_sink() const { return sink_.get(); }
+  size_t overflow_sink_bytes() const { return sink_bytes_; }
+
   // Staging buffers: 32 header bytes + limits().eager_bytes each, registered when needed.
   size_t staging_bytes() const { return sizeof(WireHeader) + limits_.eager_bytes; }
   Result<Staging> AcquireStaging();
@@ -146,6 +165,8 @@ class OfiEndpoint {
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
   int wait_fd_ = -1;  // the CQ's wait object (owned by the CQ), or -1
+  std::unique_ptr<uint8_t[]> sink_;  // overflow_sink()
+  size_t sink_bytes_ = 0;
   fid_ep* ep_ = nullptr;
   std::vector<uint8_t> address_;
   std::vector<fi_addr_t> peer_addrs_;

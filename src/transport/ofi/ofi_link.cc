@@ -46,14 +46,16 @@ OfiLink::~OfiLink() {
   }
 }
 
-int OfiLink::Chunks(uint64_t bytes) const {
-  if (bytes <= limits_.eager_bytes) return 0;
-  return static_cast<int>((bytes + limits_.max_chunk - 1) / limits_.max_chunk);
+int OfiLink::Parts(uint64_t bytes) const {
+  if (bytes <= limits_.eager_bytes) return 1;
+  return 1 + static_cast<int>((bytes + limits_.max_chunk - 1) / limits_.max_chunk);
 }
 
-uint64_t OfiLink::ChunkBytes(uint64_t bytes, int part) const {
+OfiLink::Span OfiLink::PartSpan(uint64_t bytes, int part) const {
+  // Message 0 carries an eager payload or none; chunk k (1..) the k-th max_chunk.
+  if (part == 0) return Span{0, bytes <= limits_.eager_bytes ? bytes : 0};
   uint64_t off = static_cast<uint64_t>(part - 1) * limits_.max_chunk;
-  return std::min(limits_.max_chunk, bytes - off);
+  return Span{off, std::min(limits_.max_chunk, bytes - off)};
 }
 
 std::string OfiLink::Via() const { return fmt::format("ofi {}", ep_->provider()); }
@@ -68,7 +70,7 @@ void OfiLink::PostSend(SendOp* op) {
   auto e = std::make_unique<SendEntry>();
   e->op = op;
   e->seq = send_seq_;
-  e->parts = 1 + Chunks(op->header.bytes);
+  e->parts = Parts(op->header.bytes);
   send_seq_ += e->parts;
   sends_.push_back(std::move(e));
 }
@@ -77,7 +79,7 @@ void OfiLink::PostRecv(RecvOp* op) {
   auto e = std::make_unique<RecvEntry>();
   e->op = op;
   e->seq = recv_seq_;
-  e->chunks = Chunks(op->expect.bytes);
+  e->chunks = Parts(op->expect.bytes) - 1;
   recv_seq_ += 1 + e->chunks;
   recvs_.push_back(std::move(e));
 }
@@ -104,32 +106,37 @@ Status OfiLink::PostSends() {
     SendEntry* e = up.get();
     while (e->posted < e->parts) {
       int part = e->posted;
-      const void* buf;
-      size_t len;
-      void* desc = nullptr;
+      Span span = PartSpan(e->op->header.bytes, part);
+      const uint8_t* payload = static_cast<const uint8_t*>(e->op->data) + span.off;
+      uint64_t tag = Tag(self_, e->seq + part, limits_.seq_bits);
       Request* req = NewRequest(e, part);
+      ssize_t ret;
       if (part == 0) {
+        // The header from staging; its payload (if any) from the user's buffer as a second
+        // iovec, or copied behind the header where the provider takes one iovec only.
+        bool copy = span.len > 0 && !limits_.send_iov;
         if (!e->staging.data) {
           Result<Staging> s = ep_->AcquireStaging();
           if (!s.ok()) return s.status();
           e->staging = s.value();
           std::memcpy(e->staging.data, &e->op->header, kHdr);
-          if (e->parts == 1 && e->op->header.bytes > 0)
-            std::memcpy(e->staging.data + kHdr, e->op->data, e->op->header.bytes);
+          if (copy) std::memcpy(e->staging.data + kHdr, payload, span.len);
         }
-        buf = e->staging.data;
-        len = kHdr + (e->parts == 1 ? e->op->header.bytes : 0);
-        desc = e->staging.desc;
+        if (copy || span.len == 0) {
+          ret = fi_tsend(ep, e->staging.data, kHdr + (copy ? span.len : 0), e->staging.desc,
+                         peer_addr_, tag, &req->ctx);
+        } else {
+          Result<void*> d = ep_->RegisterFor(req, payload, span.len);
+          if (!d.ok()) return d.status();
+          iovec iov[2] = {{e->staging.data, kHdr}, {const_cast<uint8_t*>(payload), span.len}};
+          void* desc[2] = {e->staging.desc, d.value()};
+          ret = fi_tsendv(ep, iov, desc, 2, peer_addr_, tag, &req->ctx);
+        }
       } else {
-        uint64_t off = static_cast<uint64_t>(part - 1) * limits_.max_chunk;
-        buf = static_cast<const uint8_t*>(e->op->data) + off;
-        len = ChunkBytes(e->op->header.bytes, part);
-        Result<void*> d = ep_->RegisterFor(req, buf, len);
+        Result<void*> d = ep_->RegisterFor(req, payload, span.len);
         if (!d.ok()) return d.status();
-        desc = d.value();
+        ret = fi_tsend(ep, payload, span.len, d.value(), peer_addr_, tag, &req->ctx);
       }
-      ssize_t ret = fi_tsend(ep, buf, len, desc, peer_addr_,
-                             Tag(self_, e->seq + part, limits_.seq_bits), &req->ctx);
       WEFT_ASSIGN_OR_RETURN(bool posted, Posted(req, ret, Post::kSend, &e->op->header));
       if (!posted) return Status::Ok();
       ++e->posted;
@@ -161,8 +168,30 @@ Status OfiLink::PostRecvs() {
         e->staging = s.value();
       }
       Request* req = NewRequest(e, 0);
-      ssize_t ret = fi_trecv(ep, e->staging.data, ep_->staging_bytes(), e->staging.desc,
-                             FI_ADDR_UNSPEC, Tag(peer_, e->seq, limits_.seq_bits), 0, &req->ctx);
+      uint64_t tag = Tag(peer_, e->seq, limits_.seq_bits);
+      Span span = PartSpan(e->op->expect.bytes, 0);
+      ssize_t ret;
+      if (limits_.recv_iov && span.len > 0) {
+        // The header into staging, the eager payload straight into the user's buffer.
+        // The staging header is cleared first: after a truncated receive (the peer sent
+        // more) whatever header is there must be the peer's.
+        std::memset(e->staging.data, 0, kHdr);
+        void* buf = static_cast<uint8_t*>(e->op->data) + span.off;
+        Result<void*> d = ep_->RegisterFor(req, buf, span.len);
+        if (!d.ok()) return d.status();
+        // A third iovec takes what a mismatched call sends past the expected size (up to
+        // an eager payload), so its header still arrives and is reported
+        // (OfiEndpoint::overflow_sink).
+        iovec iov[3] = {{e->staging.data, kHdr}, {buf, span.len},
+                        {ep_->overflow_sink(), ep_->overflow_sink_bytes()}};
+        void* desc[3] = {e->staging.desc, d.value(), nullptr};
+        ret = fi_trecvv(ep, iov, desc, ep_->overflow_sink() ? 3 : 2, FI_ADDR_UNSPEC, tag, 0,
+                        &req->ctx);
+      } else {
+        std::memset(e->staging.data, 0, kHdr);
+        ret = fi_trecv(ep, e->staging.data, ep_->staging_bytes(), e->staging.desc,
+                       FI_ADDR_UNSPEC, tag, 0, &req->ctx);
+      }
       WEFT_ASSIGN_OR_RETURN(bool posted, Posted(req, ret, Post::kReceive, &e->op->expect));
       if (!posted) return Status::Ok();
       e->header_posted = true;
@@ -172,9 +201,9 @@ Status OfiLink::PostRecvs() {
     // posted (limits_.prepost_payload), otherwise once the header has been checked.
     while ((e->header_done || limits_.prepost_payload) && e->chunks_posted < e->chunks) {
       int part = e->chunks_posted + 1;
-      uint64_t off = static_cast<uint64_t>(part - 1) * limits_.max_chunk;
-      void* buf = static_cast<uint8_t*>(e->op->data) + off;
-      size_t len = ChunkBytes(e->op->expect.bytes, part);
+      Span span = PartSpan(e->op->expect.bytes, part);
+      void* buf = static_cast<uint8_t*>(e->op->data) + span.off;
+      size_t len = span.len;
       Request* req = NewRequest(e, part);
       Result<void*> d = ep_->RegisterFor(req, buf, len);
       if (!d.ok()) return d.status();
@@ -197,12 +226,14 @@ Status OfiLink::HeaderArrived(RecvEntry* e, size_t len) {
   WireHeader got;
   std::memcpy(&got, e->staging.data, kHdr);
   WEFT_RETURN_IF_ERROR(CheckHeader(got, e->op->expect, self_, peer_, Via()));
-  uint64_t inline_bytes = e->chunks == 0 ? got.bytes : 0;
+  uint64_t inline_bytes = PartSpan(got.bytes, 0).len;
   if (len != kHdr + inline_bytes)
     return ProtocolError(fmt::format("rank {} received garbage from rank {} ({}): header for {} "
                                      "with {} bytes after it, expected {}",
                                      self_, peer_, Via(), Describe(got), len - kHdr, inline_bytes));
-  if (inline_bytes > 0) std::memcpy(e->op->data, e->staging.data + kHdr, inline_bytes);
+  // Received in place (recv_iov), the payload is already in the user's buffer.
+  if (inline_bytes > 0 && !limits_.recv_iov)
+    std::memcpy(e->op->data, e->staging.data + kHdr, inline_bytes);
   e->header_done = true;
   return e->payload_error;  // a payload error that waited for the header to check out
 }
@@ -231,7 +262,7 @@ void OfiLink::OnComplete(Request* req, size_t len) {
       Status st = HeaderArrived(r.get(), len);
       if (!st.ok() && failed_.ok()) failed_ = st;
     } else {
-      uint64_t want = ChunkBytes(r->op->expect.bytes, req->part);
+      uint64_t want = PartSpan(r->op->expect.bytes, req->part).len;
       if (len != want) {
         PayloadFailed(r.get(), ProtocolError(fmt::format(
             "rank {} received garbage from rank {} ({}): chunk {} of {} is {} bytes, expected {}",
@@ -258,6 +289,26 @@ void OfiLink::OnError(Request* req, int err, const std::string& why) {
   std::string what = req->part == kControlInPart ? "waiting for the peer's control message"
                      : is_send       ? "sending to"
                                      : "receiving from";
+  if (err == FI_ETRUNC && req->part == 0 && limits_.recv_iov) {
+    // The peer's header message was larger than the receive posted in place (no
+    // overflow sink, or over it): when its header arrived, a different call says more.
+    for (auto& r : recvs_) {
+      if (r.get() != req->entry) continue;
+      WireHeader got;
+      std::memcpy(&got, r->staging.data, kHdr);
+      Status mismatch = CheckHeader(got, r->op->expect, self_, peer_, Via());
+      if (mismatch.code() != Code::kInvalidUsage) {
+        // No header (rxm delivers nothing of a truncated message): only a different call
+        // sends a first message larger than the header and its chunk.
+        mismatch = InvalidUsage(fmt::format(
+            "rank {} expected {} from rank {}, but rank {} sent a larger message (more than "
+            "the overflow room): the ranks made different calls ({})",
+            self_, Describe(r->op->expect), peer_, peer_, Via()));
+      }
+      failed_ = mismatch;
+      return;
+    }
+  }
   Code code = err == FI_ETRUNC ? Code::kProtocolError : Code::kUnavailable;
   Status st(code, fmt::format("rank {}: {} rank {} ({}) failed: {}", self_, what, peer_, Via(), why));
   for (auto& r : recvs_) {

@@ -3,21 +3,27 @@
 //
 // Each op becomes one header message and, for payloads over the eager size, one or more
 // payload messages:
-//   - header message: the 32-byte WireHeader, followed by the payload itself when it is
-//     at most limits().eager_bytes (copied through a staging buffer);
+//   - header message: the 32-byte WireHeader from a staging buffer, followed by the
+//     payload itself when it is at most limits().eager_bytes. The sender gives the
+//     payload as a second iovec (fi_tsendv) where the provider allows (send_iov), else
+//     copies it behind the header; the receiver takes it straight into the user's buffer
+//     (fi_trecvv, recv_iov: where payloads are pre-posted, below), else into staging and
+//     copies it out after the header check. The bytes on the wire are the same.
 //   - payload chunks: the payload straight from/into the user's buffer, in chunks of at
 //     most limits().max_chunk bytes.
 // Every message has its own tag: the sender's rank and a per-direction message number
-// that both sides count the same way (an op takes 1 + chunks numbers, known to both from
+// that both sides count the same way (an op takes Parts() numbers, known to both from
 // the header's byte count). So matching never depends on the provider's message order
 // (efa does not order RDM messages), and messages from different peers never match.
 // A receiver posts the payload receive only after the header has been checked, so a
 // mismatched call is reported (InvalidUsage naming both headers) before any payload byte
 // lands in the user's buffer; until then the provider holds the payload. Where the
 // provider would hold it at a cost (rxm over tcp buffers unexpected messages and copies
-// them), limits().prepost_payload posts it with the header's receive instead: the
-// mismatch is still reported the same way (a payload error waits for the header's
-// verdict), but the peer's bytes may be in the buffer by then.
+// them), limits().prepost_payload posts it with the header's receive instead (and an
+// eager payload is received in place): the mismatch is still reported the same way (a
+// payload error waits for the header's verdict; a larger eager message spills into the
+// endpoint's overflow sink so that its header is still read), but the peer's bytes may
+// be in the buffer by then.
 //
 // Each side sends its peer at most one control message (its own tag), when its
 // communicator fails: SendAbort sends an abort frame (wire.h) carrying the cause, a
@@ -97,8 +103,14 @@ class OfiLink final : public Link {
     Staging staging;
   };
 
-  int Chunks(uint64_t bytes) const;
-  uint64_t ChunkBytes(uint64_t bytes, int part) const;  // part 1..chunks
+  // Messages per op of `bytes` (1 + payload chunks; both sides count the same).
+  int Parts(uint64_t bytes) const;
+  // Which payload bytes message `part` (0: the one with the header) carries.
+  struct Span {
+    uint64_t off = 0;
+    uint64_t len = 0;
+  };
+  Span PartSpan(uint64_t bytes, int part) const;
   Request* NewRequest(void* entry, int part);
   // Which kind of message a post was for, to name it in errors.
   enum class Post { kSend, kReceive, kControlReceive };

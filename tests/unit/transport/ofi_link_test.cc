@@ -4,6 +4,7 @@
 
 #include "transport/ofi/ofi_link.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -136,6 +137,88 @@ TEST_F(OfiTest, PayloadsSplitIntoChunks) {
   ExchangeMany(p);
 }
 
+TEST_F(OfiTest, EagerPayloadsAreNeitherCopiedInNorOutOverRxmTcp) {
+  // The default here: an eager payload is sent from the user's buffer (second iovec of
+  // the header's message) and received straight into it. Without pre-posted payloads it
+  // is received into staging and copied out only once the header has been checked.
+  Pair p = MakePair();
+  ASSERT_TRUE(p.link[1]);
+  EXPECT_TRUE(p.ep[0]->limits().send_iov);
+  EXPECT_TRUE(p.ep[0]->limits().recv_iov);
+  EXPECT_NE(p.ep[0]->overflow_sink(), nullptr);
+  setenv("WEFT_OFI_PREPOST", "0", 1);
+  auto e = OfiEndpoint::Open(0);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_FALSE((*e)->limits().recv_iov);
+}
+
+TEST_F(OfiTest, ManyMessagesBothWaysReceivedThroughStaging) {
+  setenv("WEFT_OFI_PREPOST", "0", 1);
+  Pair p = MakePair();
+  ASSERT_TRUE(p.link[1]);
+  ASSERT_FALSE(p.ep[0]->limits().recv_iov);
+  ExchangeMany(p);
+}
+
+TEST_F(OfiTest, PrepostOnOneRankOnlyStillMovesEveryMessage) {
+  // Receiving in place or through staging is each rank's own business: the wire is
+  // the same, so ranks with different WEFT_OFI_PREPOST still agree.
+  Pair p = MakePair();
+  ASSERT_TRUE(p.link[1]);
+  setenv("WEFT_OFI_PREPOST", "0", 1);
+  auto e = OfiEndpoint::Open(1);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  p.ep[1] = e.value();
+  std::vector<std::vector<uint8_t>> addrs = {p.ep[0]->address(), p.ep[1]->address()};
+  for (int r = 0; r < 2; ++r) ASSERT_TRUE(p.ep[r]->InsertPeers(addrs).ok());
+  p.link[0] = std::make_unique<OfiLink>(0, 1, p.ep[0]);
+  p.link[1] = std::make_unique<OfiLink>(1, 0, p.ep[1]);
+  ExchangeMany(p);
+}
+
+TEST_F(OfiTest, ChunksReceivedThroughStaging) {
+  setenv("WEFT_OFI_PREPOST", "0", 1);
+  Pair p = MakePair(/*max_chunk=*/65536);
+  ASSERT_TRUE(p.link[1]);
+  ExchangeMany(p);
+}
+
+TEST_F(OfiTest, MessagesAroundTheEagerAndChunkLimits) {
+  // Sizes at the eager limit (8 KiB: one message), one over it (header, then chunks),
+  // at, under and over chunk boundaries, and zero.
+  Pair p = MakePair(/*max_chunk=*/4096);
+  ASSERT_TRUE(p.link[1]);
+  const uint64_t eager = p.ep[0]->limits().eager_bytes;
+  ASSERT_EQ(eager, 8192u);
+  const std::vector<size_t> sizes = {4095, 4096, 4097, eager, eager + 1, 0, 3 * 4096 + 1,
+                                     4 * 4096};
+  std::vector<Status> errors(2);
+  std::vector<int> bad(2, 0);
+  RunRanks(2, [&](int r) {
+    std::vector<std::vector<uint8_t>> out, in;
+    for (size_t size : sizes) {
+      out.push_back(Pattern(r, 1 - r, size));
+      in.emplace_back(size, 0);
+    }
+    std::vector<SendOp> sends(sizes.size());
+    std::vector<RecvOp> recvs(sizes.size());
+    Link* l = p.link[r].get();
+    for (size_t j = 0; j < sizes.size(); ++j) {
+      sends[j] = SendOp{Header(0, j, 0, sizes[j]), out[j].data()};
+      recvs[j] = RecvOp{Header(0, j, 0, sizes[j]), in[j].data()};
+      l->PostSend(&sends[j]);
+      l->PostRecv(&recvs[j]);
+    }
+    errors[r] = Pump({l}, Deadline::AfterSeconds(30));
+    for (size_t j = 0; j < sizes.size(); ++j)
+      if (!recvs[j].done || in[j] != Pattern(1 - r, r, sizes[j])) ++bad[r];
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_TRUE(errors[r].ok()) << errors[r].ToString();
+    EXPECT_EQ(bad[r], 0) << "rank " << r;
+  }
+}
+
 TEST_F(OfiTest, RegisteredBuffersWhenForced) {
   setenv("WEFT_OFI_MR", "1", 1);
   Pair p = MakePair(/*max_chunk=*/262144);
@@ -180,6 +263,45 @@ TEST_F(OfiTest, PrepostedPayloadsStillReportAMismatchNamingBothCalls) {
     EXPECT_THAT(st.message(), HasSubstr("rank 0 expected allreduce seq 7 step 2 float32/sum "
                                         "100000 bytes from rank 1, but rank 1 sent broadcast"));
   }
+}
+
+TEST_F(OfiTest, EagerReceiveInPlaceReportsAMismatchNamingBothCalls) {
+  // The receive of an eager op takes header and payload in place: a peer's message of
+  // another size arrives short (its header is checked) or longer (the overflow sink
+  // takes the excess, so the header still arrives); sizes around the eager limit, zero,
+  // and far over it; expected sizes of an eager op and at the limit.
+  for (size_t expected : {size_t{4000}, size_t{8192}}) {
+    for (size_t sent : {size_t{0}, size_t{100}, size_t{3999}, size_t{4001}, size_t{8191},
+                        size_t{8192}, size_t{8193}, size_t{300000}}) {
+      if (sent == expected) continue;
+      Pair p = MakePair();
+      ASSERT_TRUE(p.link[1]);
+      ASSERT_TRUE(p.ep[0]->limits().recv_iov);
+      std::vector<uint8_t> in(expected, 0);
+      Status st = ExchangeMismatched(p, sent, in);
+      EXPECT_EQ(st.code(), Code::kInvalidUsage) << sent << ": " << st.ToString();
+      EXPECT_THAT(st.message(),
+                  HasSubstr(fmt::format("rank 0 expected allreduce seq 7 step 2 float32/sum {} "
+                                        "bytes from rank 1, but rank 1 sent broadcast seq 7 "
+                                        "step 0 float32/sum {} bytes",
+                                        expected, sent)));
+    }
+  }
+}
+
+TEST_F(OfiTest, LargerMismatchedMessageWithoutOverflowRoomIsStillInvalidUsage) {
+  // With registered buffers there is no overflow sink: a larger eager message is
+  // truncated and its header lost, but only a different call sends one.
+  setenv("WEFT_OFI_MR", "1", 1);
+  Pair p = MakePair();
+  ASSERT_TRUE(p.link[1]);
+  ASSERT_TRUE(p.ep[0]->limits().recv_iov);
+  ASSERT_EQ(p.ep[0]->overflow_sink(), nullptr);
+  std::vector<uint8_t> in(4000, 0);
+  Status st = ExchangeMismatched(p, 8000, in);
+  EXPECT_EQ(st.code(), Code::kInvalidUsage) << st.ToString();
+  EXPECT_THAT(st.message(), HasSubstr("rank 0 expected allreduce seq 7 step 2 float32/sum 4000 "
+                                      "bytes from rank 1, but rank 1 sent a larger message"));
 }
 
 TEST_F(OfiTest, HeaderMismatchNamesBothCallsAndLeavesTheBufferAlone) {
