@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <set>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sched/algorithms/algorithms.h"
@@ -252,6 +253,41 @@ std::string FormatBytes(size_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
+// For the equal-host rail algorithms (allgather, reduce-scatter hierarchical): each rank's
+// partner in the ring inside its host, and along its rail to the next host.
+std::pair<std::vector<int>, std::vector<int>> RingAndRailPartners(
+    const std::vector<std::vector<int>>& hosts) {
+  const int num_hosts = static_cast<int>(hosts.size());
+  const int local = static_cast<int>(hosts[0].size());
+  size_t p = 0;
+  for (const auto& h : hosts) p += h.size();
+  std::vector<int> ring(p, -1), rail(p, -1);
+  for (int hp = 0; hp < num_hosts; ++hp) {
+    for (int i = 0; i < local; ++i) {
+      ring[hosts[hp][i]] = hosts[hp][(i + 1) % local];
+      rail[hosts[hp][i]] = hosts[(hp + 1) % num_hosts][i];
+    }
+  }
+  return {std::move(ring), std::move(rail)};
+}
+
+// Hierarchical allgather and reduce-scatter (equal hosts, L ranks each, H hosts) cost the
+// same, in mirror order: H-1 rail steps of one block across hosts, and L-1 steps of H
+// messages of one block each (H latencies) inside the host.
+double RailAlgorithmUs(const Topology& t, double block, const CostModel& c) {
+  const auto hosts = t.Hosts();
+  const int num_hosts = static_cast<int>(hosts.size());
+  const int local = static_cast<int>(hosts[0].size());
+  const auto [ring, rail] = RingAndRailPartners(hosts);
+  double us = 0;
+  if (num_hosts > 1) us += (num_hosts - 1) * StepUs(t, rail, block, c);
+  if (local > 1) {
+    us += (local - 1) *
+          (StepUs(t, ring, num_hosts * block, c) + (num_hosts - 1) * c.intra_alpha_us);
+  }
+  return us;
+}
+
 }  // namespace
 
 double EstimateAllReduceUs(const std::string& name, const Topology& t, double bytes,
@@ -302,25 +338,7 @@ double EstimateAllGatherUs(const std::string& name, const Topology& t, double bl
     }
     return us;
   }
-  if (name == "hierarchical") {
-    const auto hosts = t.Hosts();
-    const int num_hosts = static_cast<int>(hosts.size());
-    const int local = static_cast<int>(hosts[0].size());
-    std::vector<int> ring(p, -1), rail(p, -1);
-    for (int hp = 0; hp < num_hosts; ++hp) {
-      for (int i = 0; i < local; ++i) {
-        ring[hosts[hp][i]] = hosts[hp][(i + 1) % local];
-        rail[hosts[hp][i]] = hosts[(hp + 1) % num_hosts][i];
-      }
-    }
-    if (num_hosts > 1) us += (num_hosts - 1) * StepUs(t, rail, block, c);
-    // H messages per intra step: H latencies, H blocks.
-    if (local > 1) {
-      us += (local - 1) *
-            (StepUs(t, ring, num_hosts * block, c) + (num_hosts - 1) * c.intra_alpha_us);
-    }
-    return us;
-  }
+  if (name == "hierarchical") return RailAlgorithmUs(t, block, c);
   return -1;
 }
 
@@ -347,25 +365,7 @@ double EstimateReduceScatterUs(const std::string& name, const Topology& t, doubl
     }
     return us;
   }
-  if (name == "hierarchical") {
-    const auto hosts = t.Hosts();
-    const int num_hosts = static_cast<int>(hosts.size());
-    const int local = static_cast<int>(hosts[0].size());
-    std::vector<int> ring(p, -1), rail(p, -1);
-    for (int hp = 0; hp < num_hosts; ++hp) {
-      for (int i = 0; i < local; ++i) {
-        ring[hosts[hp][i]] = hosts[hp][(i + 1) % local];
-        rail[hosts[hp][i]] = hosts[(hp + 1) % num_hosts][i];
-      }
-    }
-    // L-1 intra steps of H messages of one block each, then H-1 rail steps of one block.
-    if (local > 1) {
-      us += (local - 1) *
-            (StepUs(t, ring, num_hosts * block, c) + (num_hosts - 1) * c.intra_alpha_us);
-    }
-    if (num_hosts > 1) us += (num_hosts - 1) * StepUs(t, rail, block, c);
-    return us;
-  }
+  if (name == "hierarchical") return RailAlgorithmUs(t, block, c);
   return -1;
 }
 

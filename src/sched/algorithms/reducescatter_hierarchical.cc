@@ -23,25 +23,16 @@
 // final copy, after the last read of input block r.
 #include "sched/algorithms/algorithms.h"
 #include "sched/algorithms/builder.h"
+#include "sched/algorithms/rail_view.h"
 
 namespace weft::sched::algo {
 
 Schedule BuildReduceScatterHierarchical(const CollectiveSpec& spec) {
   Builder b;
-  const int r = spec.rank;
   const size_t c = spec.count;
-  const Topology topology = HasUniformTopology(spec)
-                                ? *spec.topology
-                                : Topology::Contiguous(std::vector<int>(spec.size, 1));
-  const std::vector<std::vector<int>> hosts = topology.Hosts();
-  const int num_hosts = static_cast<int>(hosts.size());
-  const int hp = topology.host_of[r];
-  const std::vector<int>& mine = hosts[hp];
-  const int local = static_cast<int>(mine.size());
-  int li = 0;
-  while (mine[li] != r) ++li;
-  // The rank with local index i on the host at rail position h (both taken modulo).
-  auto at = [&](int h, int i) { return hosts[RingPeer(h, num_hosts, 0)][RingPeer(i, local, 0)]; };
+  const RailView rails = RailView::Of(spec);
+  const int num_hosts = rails.num_hosts, hp = rails.hp, local = rails.local, li = rails.li;
+  auto at = [&rails](int h, int i) { return rails.At(h, i); };
   auto in_block = [&](int rank) { return In(static_cast<size_t>(rank) * c, c); };
   const size_t set = static_cast<size_t>(num_hosts) * c;  // elements of one block set
 
