@@ -16,6 +16,10 @@ inline bool PowerOfTwoSize(const CollectiveSpec& spec) {
 bool HasTopology(const CollectiveSpec& spec);
 // ... and every host has the same number of ranks.
 bool HasUniformTopology(const CollectiveSpec& spec);
+// The spec's topology; where it has none (or, with `require_uniform`, where its hosts
+// differ in size), one rank per host, so that a hierarchical algorithm degenerates to
+// its flat counterpart instead of failing.
+Topology TopologyOrFlat(const CollectiveSpec& spec, bool require_uniform = false);
 
 Schedule BuildAllReduceHierarchical(const CollectiveSpec& spec);
 Schedule BuildAllReduceRing(const CollectiveSpec& spec);

@@ -38,8 +38,7 @@ Schedule BuildAllReduceHierarchical(const CollectiveSpec& spec) {
   const int r = spec.rank;
   // Without a topology (HasTopology false; only a caller that skips supports() gets
   // here) every rank counts as its own host, which makes this a flat ring.
-  const Topology topology =
-      HasTopology(spec) ? *spec.topology : Topology::Contiguous(std::vector<int>(spec.size, 1));
+  const Topology topology = TopologyOrFlat(spec);
   const std::vector<std::vector<int>> hosts = topology.Hosts();
   const int num_hosts = static_cast<int>(hosts.size());
   const int hp = topology.host_of[r];  // this host's position on the rails

@@ -70,8 +70,7 @@ Schedule BuildBroadcastHierarchical(const CollectiveSpec& spec) {
   const size_t count = spec.count;
   const int r = spec.rank;
   // Without a topology every rank counts as its own host: a flat chain or tree.
-  const Topology topology =
-      HasTopology(spec) ? *spec.topology : Topology::Contiguous(std::vector<int>(spec.size, 1));
+  const Topology topology = TopologyOrFlat(spec);
   const std::vector<std::vector<int>> hosts = topology.Hosts();
   const int num_hosts = static_cast<int>(hosts.size());
   int m = spec.size;

@@ -4,10 +4,13 @@
 
 namespace weft::sched::algo {
 
+Topology TopologyOrFlat(const CollectiveSpec& spec, bool require_uniform) {
+  if (require_uniform ? HasUniformTopology(spec) : HasTopology(spec)) return *spec.topology;
+  return Topology::Contiguous(std::vector<int>(spec.size, 1));
+}
+
 RailView RailView::Of(const CollectiveSpec& spec) {
-  const Topology topology = HasUniformTopology(spec)
-                                ? *spec.topology
-                                : Topology::Contiguous(std::vector<int>(spec.size, 1));
+  const Topology topology = TopologyOrFlat(spec, /*require_uniform=*/true);
   RailView rails;
   rails.hosts = topology.Hosts();
   rails.num_hosts = static_cast<int>(rails.hosts.size());
