@@ -25,6 +25,24 @@ MP_TARGETS=(weftrun weft-doctor collectives_check init_only wait_for_peer auth_a
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 
+# Runs ctest on DIR with the given selection. Prints the summary; on a failure also the
+# failed tests' own output (a sanitizer report), which the summary alone would cut off.
+run_ctest() {  # DIR CTEST_ARGS...
+  local dir=$1 log rc=0
+  shift
+  log=$(mktemp)
+  ctest --test-dir "$dir" --output-on-failure -j"$(nproc)" --timeout 900 "$@" >"$log" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "sanitize: ctest failed (exit $rc); the failed tests' output:"
+    awk '/\*\*\*(Failed|Exception|Timeout)|\(Failed\)|\(Subprocess aborted\)/ {n = 200} n-- > 0' \
+        "$log" | head -n 1500
+    echo "sanitize: ... summary:"
+  fi
+  tail -n 60 "$log"
+  rm -f "$log"
+  return "$rc"
+}
+
 run() {  # NAME SANITIZERS UNIT_LAYERS...
   local name=$1 sanitizers=$2 dir=build-$1 start targets=() fuzz=()
   shift 2
@@ -42,10 +60,8 @@ run() {  # NAME SANITIZERS UNIT_LAYERS...
   # Only the built binaries have registered their tests; the rest of the tree is not run.
   local labels=unit
   [ ${#fuzz[@]} -gt 0 ] && labels="unit|fuzz"
-  ctest --test-dir "$dir" --output-on-failure -j"$(nproc)" --timeout 900 -L "$labels" \
-        -E "^(Gpu|Sim)" 2>&1 | tail -n 60
-  ctest --test-dir "$dir" --output-on-failure -j"$(nproc)" --timeout 900 -R "$MP_SUBSET" \
-        2>&1 | tail -n 60
+  run_ctest "$dir" -L "$labels" -E "^(Gpu|Sim)"
+  run_ctest "$dir" -R "$MP_SUBSET"
   echo "sanitize: $name passed in $(( $(date +%s) - start )) s"
 }
 

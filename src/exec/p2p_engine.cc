@@ -91,6 +91,9 @@ void P2PEngine::FailAll(const Status& status) {
   for (auto& op : ops_) op.done(status);
   failed_.splice(failed_.end(), ops_);
   links_.clear();
+  // An Idle() pass may have left links armed (Link::ArmWake), and an abort frees the
+  // links right after this call: disarm them now, not in ~Backoff.
+  backoff_.Reset();
 }
 
 }  // namespace weft::exec

@@ -40,7 +40,8 @@ class P2PEngine {
   // Waits a little when a pass moved nothing (see Backoff).
   void Idle();
   // Completes every op still in flight with `status`. The ops' memory is kept until the
-  // engine is destroyed: a link may still hold pointers to them.
+  // engine is destroyed: a link may still hold pointers to them. Leaves no link armed,
+  // so the mesh may be destroyed before the engine.
   void FailAll(const Status& status);
 
  private:
