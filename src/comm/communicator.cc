@@ -542,7 +542,7 @@ Status Communicator::ExecuteSchedule(const Call& call, uint64_t seq, uint16_t ki
   // The op is in every header: where the collective ignores it, ranks must not differ on it.
   ctx.op = Reduces(call.coll) ? call.op : RedOp::kSum;
   ctx.seq = seq;
-  ctx.deadline = Deadline::AfterSeconds(timeout_s_);
+  ctx.deadline = LazyDeadline::AfterSeconds(timeout_s_);
   ctx.what = CallName(call);
   ctx.abort = &aborting_;
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +22,16 @@ int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// The wall clock at the kernel tick's resolution (1-4 ms), read from memory (~10 ns)
+// instead of the time source (~25-70 ns in a VM): every call stamps its start and end,
+// and a precise clock cost a tenth of a small allreduce. Failures, whose order across
+// ranks the doctor reads, are stamped precisely.
+int64_t CoarseNowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 // Every live recorder of the process, for SIGUSR1. The handler only writes a byte to a
@@ -121,7 +132,7 @@ exec::Progress* FlightRecorder::Begin(uint64_t seq, std::string_view op, uint64_
   e.algo = algo;
   e.bytes = bytes;
   e.status.clear();
-  e.start_ns = NowNs();
+  e.start_ns = CoarseNowNs();
   e.end_ns = 0;
   e.running = true;
   e.failed = false;
@@ -140,7 +151,7 @@ void FlightRecorder::End(const Status& status) {
   std::lock_guard<std::mutex> lock(mu_);
   if (current_ == nullptr) return;
   current_->running = false;
-  current_->end_ns = NowNs();
+  current_->end_ns = status.ok() ? CoarseNowNs() : NowNs();
   current_->failed = !status.ok();
   if (!status.ok()) current_->status = status.ToString().substr(0, 400);
   current_ = nullptr;

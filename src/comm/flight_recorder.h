@@ -48,7 +48,9 @@ class FlightRecorder {
     uint64_t seq = 0;
     std::string op, dtype, algo, status;
     uint64_t bytes = 0;
-    int64_t start_ns = 0, end_ns = 0;  // wall clock (comparable across hosts with NTP)
+    // Wall clock (comparable across hosts with NTP), at the kernel tick's resolution (1-4
+    // ms) except a failed call's end, which is exact (CoarseNowNs in the .cc).
+    int64_t start_ns = 0, end_ns = 0;
     bool running = false, failed = false;
     exec::Progress progress;
   };

@@ -42,17 +42,21 @@ bool Oversubscribed(const transport::Mesh& mesh) {
   return ranks_on_host > CPU_COUNT(&set);
 }
 
-void Backoff::Idle(const std::vector<transport::Link*>& links, const Deadline& deadline,
-                   int max_poll_ms) {
+bool Backoff::IdleBriefly() {
   ++idle_;
   if (idle_ < spin_polls_) {
     CpuRelax();
-    return;
+    return true;
   }
   if (idle_ < kYieldPolls) {
     sched_yield();
-    return;
+    return true;
   }
+  return false;
+}
+
+void Backoff::Sleep(const std::vector<transport::Link*>& links, const Deadline& deadline,
+                    int max_poll_ms) {
   if (!armed_.empty()) {
     // Armed by the previous pass, which moved nothing: sleep until a peer rings. The
     // cap keeps deadlines, liveness checks and aborts from another thread on time.

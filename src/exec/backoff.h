@@ -34,9 +34,17 @@ class Backoff {
   // Called after a pass over `links` moved nothing. Returns without waiting past
   // `deadline`, and sleeps in poll(2) for at most `max_poll_ms`.
   void Idle(const std::vector<transport::Link*>& links, const Deadline& deadline,
-            int max_poll_ms = 100);
-  // True every so often while idle, when the caller should check its deadlines.
-  bool TimeToCheck() const { return (idle_ & 63) == 0; }
+            int max_poll_ms = 100) {
+    if (!IdleBriefly()) Sleep(links, deadline, max_poll_ms);
+  }
+  // Idle() in two parts, for callers whose deadline costs something to compute: the
+  // spin and yield phases (true: this pass was handled), then the sleep phase.
+  bool IdleBriefly();
+  void Sleep(const std::vector<transport::Link*>& links, const Deadline& deadline,
+             int max_poll_ms = 100);
+  // True every so often while idle (not on the first fruitless pass: a short wait never
+  // reads the clock), when the caller should check its deadlines.
+  bool TimeToCheck() const { return idle_ != 0 && (idle_ & 63) == 0; }
 
  private:
   // Sleep phase with wake words: the first fruitless pass arms them (so the caller's

@@ -28,21 +28,28 @@ Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx,
   esize_ = DataTypeSize(ctx.dtype);
   std::fill(send_steps_.begin(), send_steps_.end(), 0);
   std::fill(recv_steps_.begin(), recv_steps_.end(), 0);
-  const ReduceFn reduce = GetReduceFn(ctx.dtype, ctx.op);
-  const ReduceIntoFn reduce_into = GetReduceIntoFn(ctx.dtype, ctx.op);
+  reduce_ = GetReduceFn(ctx.dtype, ctx.op);
+  reduce_into_ = GetReduceIntoFn(ctx.dtype, ctx.op);
   for (size_t r = 0; r < schedule.rounds.size(); ++r) {
     const auto& round = schedule.rounds[r];
     WEFT_RETURN_IF_ERROR(Communicate(round, r));
     const auto& steps = round.steps;
-    for (size_t i = 0; i < steps.size(); ++i) {
+    size_t i = 0;
+    if (eager_.active) {  // reduced while its receive landed; finish the rest
+      while (AdvanceEagerReduce()) {
+      }
+      i = eager_.first_step + (eager_.fused ? 2 : 1);
+      eager_.active = false;
+    }
+    for (; i < steps.size(); ++i) {
       const Step& step = steps[i];
       if (step.kind == StepKind::kReduce) {
-        reduce(Ptr(step.dst), Ptr(step.src), step.dst.count);
+        reduce_(Ptr(step.dst), Ptr(step.src), step.dst.count);
       } else if (step.kind == StepKind::kCopy) {
         void* dst = Ptr(step.dst);
         const void* src = Ptr(step.src);
         if (i + 1 < steps.size() && FusesWithNext(step, steps[i + 1])) {
-          reduce_into(dst, src, Ptr(steps[i + 1].src), step.dst.count);
+          reduce_into_(dst, src, Ptr(steps[i + 1].src), step.dst.count);
           ++i;
         } else if (dst != src) {
           std::memmove(dst, src, step.dst.count * esize_);
@@ -74,6 +81,89 @@ bool Executor::FusesWithNext(const Step& copy, const Step& next) const {
   return disjoint(Ptr(next.src), dst) && (x == dst || disjoint(x, dst));
 }
 
+namespace {
+
+// Receives smaller than this are reduced after they complete: below it the bookkeeping
+// would cost more than the overlap gains.
+constexpr size_t kEagerMinBytes = 64 << 10;
+// At most this much is reduced between two passes over the links, so sends and other
+// receives of the round keep moving while a large receive is reduced.
+constexpr size_t kEagerSliceBytes = 256 << 10;
+
+bool Overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  const auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+  return pa < pb + b_bytes && pb < pa + a_bytes;
+}
+
+}  // namespace
+
+// Reduce as it lands. A round of a reducing schedule typically receives a peer's partial
+// result into scratch and then, as its first local step, reduces it into the output
+// ("copy x to dst; reduce y into dst", or "reduce y into dst"). Run after the whole
+// receive, that reduction re-reads megabytes from memory; run on each piece as it lands
+// (RecvOp::landed), it reads the piece while it is still in cache, and it overlaps the
+// rest of the transfer. Allowed only when running the step early cannot change what the
+// round computes: y is exactly one receive's buffer, nothing else the round receives
+// writes dst or x, and nothing it sends reads dst. The schedule itself is unchanged.
+void Executor::PlanEagerReduce(const sched::Round& round) {
+  eager_.active = false;
+  const auto& steps = round.steps;
+  size_t first = 0;
+  while (first < steps.size() && (steps[first].kind == StepKind::kSend ||
+                                  steps[first].kind == StepKind::kRecv))
+    ++first;
+  if (first == steps.size()) return;
+  EagerReduce e;
+  e.first_step = first;
+  const Step& step = steps[first];
+  if (step.kind == StepKind::kCopy) {
+    if (first + 1 >= steps.size() || !FusesWithNext(step, steps[first + 1])) return;
+    e.fused = true;
+    e.x = Ptr(step.src);
+    e.y = Ptr(steps[first + 1].src);
+  } else if (step.kind == StepKind::kReduce) {
+    e.y = Ptr(step.src);
+  } else {
+    return;
+  }
+  e.dst = Ptr(step.dst);
+  e.count = step.dst.count;
+  const size_t bytes = e.count * esize_;
+  if (bytes < kEagerMinBytes) return;
+  size_t recv = recvs_.size();
+  for (size_t j = 0; j < recvs_.size(); ++j) {
+    if (recvs_[j].data == e.y && recvs_[j].expect.bytes == bytes) recv = j;
+    if (Overlaps(e.dst, bytes, recvs_[j].data, recvs_[j].expect.bytes)) return;
+    if (e.x != nullptr && Overlaps(e.x, bytes, recvs_[j].data, recvs_[j].expect.bytes)) return;
+  }
+  if (recv == recvs_.size()) return;
+  for (const auto& send : sends_)
+    if (Overlaps(e.dst, bytes, send.data, send.header.bytes)) return;
+  e.recv = recv;
+  e.active = true;
+  eager_ = e;
+  recvs_[recv].incremental = true;
+}
+
+// Reduces what has landed of the eager receive and is not yet reduced, at most
+// kEagerSliceBytes of it. Returns whether it reduced anything.
+bool Executor::AdvanceEagerReduce() {
+  const transport::RecvOp& r = recvs_[eager_.recv];
+  const size_t landed = (r.done ? r.expect.bytes : r.landed) / esize_;
+  if (landed <= eager_.done) return false;
+  const size_t n = std::min(landed - eager_.done, std::max<size_t>(1, kEagerSliceBytes / esize_));
+  const size_t off = eager_.done * esize_;
+  auto* dst = static_cast<char*>(eager_.dst) + off;
+  const auto* y = static_cast<const char*>(eager_.y) + off;
+  if (eager_.fused) {
+    reduce_into_(dst, static_cast<const char*>(eager_.x) + off, y, n);
+  } else {
+    reduce_(dst, y, n);
+  }
+  eager_.done += n;
+  return true;
+}
+
 void* Executor::Ptr(const Slice& s) const {
   char* base = nullptr;
   switch (s.buf) {
@@ -96,6 +186,7 @@ transport::WireHeader Executor::Header(int step, size_t count) const {
 }
 
 Status Executor::Communicate(const sched::Round& round, size_t round_index) {
+  eager_.active = false;
   sends_.clear();
   recvs_.clear();
   send_peers_.clear();
@@ -111,6 +202,7 @@ Status Executor::Communicate(const sched::Round& round, size_t round_index) {
     }
   }
   if (sends_.empty() && recvs_.empty()) return Status::Ok();
+  PlanEagerReduce(round);
   // Post receives first, then sends, once the vectors stop growing (links keep pointers
   // to the ops).
   auto track = [&](transport::Link* link) {
@@ -162,6 +254,7 @@ Status Executor::PollUntilDone(size_t round_index) {
       }
       moved |= r.value();
     }
+    if (eager_.active && AdvanceEagerReduce()) moved = true;
     if (AllDone()) return Status::Ok();
     if (ctx_->abort != nullptr && ctx_->abort->load(std::memory_order_relaxed))
       return AbortedError(round_index);
@@ -176,7 +269,8 @@ Status Executor::PollUntilDone(size_t round_index) {
       }
       if (ctx_->deadline.expired()) return TimeoutError(round_index);
     }
-    backoff_.Idle(active_, ctx_->deadline);
+    // Spin and yield without the clock; only a longer wait reads it (LazyDeadline).
+    if (!backoff_.IdleBriefly()) backoff_.Sleep(active_, ctx_->deadline.Get());
   }
 }
 

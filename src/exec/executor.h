@@ -18,6 +18,7 @@
 #include "core/types.h"
 #include "exec/backoff.h"
 #include "exec/progress.h"
+#include "exec/reduce.h"
 #include "sched/schedule.h"
 #include "transport/mesh.h"
 
@@ -29,7 +30,7 @@ struct ExecContext {
   int root = -1;                // rooted collectives; -1 otherwise (WireHeader root tag)
   uint16_t kind = 0;            // WireHeader::kind
   uint64_t seq = 0;             // WireHeader::seq
-  Deadline deadline = Deadline::Never();
+  LazyDeadline deadline = LazyDeadline::Never();  // WEFT_TIMEOUT, from the first wait
   const char* what = "";        // "allreduce", for error messages
   // Set by another thread to abandon the call (weftCommAbort): every wait returns Aborted
   // within one poll interval (Backoff: at most 100 ms). May be null.
@@ -62,6 +63,9 @@ class Executor {
   Status AbortedError(size_t round_index) const;
   void* Ptr(const sched::Slice& s) const;
   bool FusesWithNext(const sched::Step& copy, const sched::Step& next) const;
+  // Reduce as it lands: see PlanEagerReduce in executor.cc.
+  void PlanEagerReduce(const sched::Round& round);
+  bool AdvanceEagerReduce();
   transport::WireHeader Header(int step, size_t count) const;
   bool AllDone() const;
   int FirstPendingPeer() const;
@@ -71,6 +75,22 @@ class Executor {
   const ExecContext* ctx_ = nullptr;
   Buffers bufs_;
   size_t esize_ = 1;
+  ReduceFn reduce_ = nullptr;
+  ReduceIntoFn reduce_into_ = nullptr;
+  // The round's first local step when it reduces a receive of the round that may be
+  // reduced piece by piece while the rest arrives (PlanEagerReduce).
+  struct EagerReduce {
+    bool active = false;
+    size_t recv = 0;         // index in recvs_ of the receive it reads (y)
+    size_t first_step = 0;   // its step in the round; fused: this copy and the next reduce
+    bool fused = false;      // dst = x (op) y; otherwise dst (op)= y
+    void* dst = nullptr;
+    const void* x = nullptr;
+    const void* y = nullptr;
+    size_t count = 0;        // elements
+    size_t done = 0;         // elements reduced so far
+  };
+  EagerReduce eager_;
   // Reused between calls.
   std::vector<int> send_steps_, recv_steps_;  // per-peer message index in this call
   std::vector<transport::SendOp> sends_;

@@ -23,6 +23,13 @@ struct RecvOp {
   WireHeader expect;         // the header the next message from the peer must carry
   void* data = nullptr;      // expect.bytes bytes are written here
   bool done = false;         // set by the link when the whole payload has arrived
+  // Payload bytes [0, landed) are in `data` and final. Links that deliver in order (tcp,
+  // shm) keep it current as bytes arrive; others may leave it at 0 until `done`.
+  uint64_t landed = 0;
+  // Set by the poster when it consumes the payload as it lands (the executor reduces it
+  // piece by piece): a link that chooses how much to deliver per Progress() call then
+  // delivers cache-sized pieces (shm single-copy) instead of the whole message at once.
+  bool incremental = false;
 };
 
 class Link {

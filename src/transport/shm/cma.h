@@ -21,6 +21,11 @@ namespace weft::transport::shm {
 inline constexpr uint64_t kDefaultCmaThreshold = 128 << 10;
 Result<uint64_t> CmaThresholdFromEnv();
 
+// A receive consumed as it lands (RecvOp::incremental: the executor reduces it) is read in
+// pieces of this size, one per Progress() pass, so each piece is still in this core's L2
+// (1 MiB here) when the reduction reads it back. Measured in docs/BENCHMARKS.md.
+inline constexpr uint64_t kIncrementalPieceBytes = 256 << 10;
+
 // The address of a word in this process holding kCmaProbeValue, for the peer's probe.
 uint64_t CmaProbeAddress();
 // Whether this process can read `pid`'s probe word at `addr`.

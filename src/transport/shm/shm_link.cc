@@ -122,15 +122,20 @@ Result<bool> ShmLink::ProgressRecvs() {
       WEFT_RETURN_IF_ERROR(CheckHeader(inbound_.header, op->expect, self_, peer_, "shm"));
     }
     if (SingleCopy(op->expect.bytes)) {
-      // payload_off counts the address bytes here; the payload is copied in one go.
+      // payload_off counts the address bytes here; op->landed the payload copied so far:
+      // all of it in one go, or one piece per pass for a receive consumed as it lands.
       constexpr uint64_t kAddr = sizeof(uint64_t);
-      size_t n = in_.Read(reinterpret_cast<uint8_t*>(&cma_addr_in_) + inbound_.payload_off,
-                          kAddr - inbound_.payload_off);
-      inbound_.payload_off += n;
-      moved = moved || n > 0;
-      if (inbound_.payload_off < kAddr) break;
-      Status st = CmaRead(segment_->peer_info().pid.load(), cma_addr_in_, op->data,
-                          op->expect.bytes);
+      if (inbound_.payload_off < kAddr) {
+        size_t n = in_.Read(reinterpret_cast<uint8_t*>(&cma_addr_in_) + inbound_.payload_off,
+                            kAddr - inbound_.payload_off);
+        inbound_.payload_off += n;
+        moved = moved || n > 0;
+        if (inbound_.payload_off < kAddr) break;
+      }
+      const uint64_t left = op->expect.bytes - op->landed;
+      const uint64_t piece = op->incremental ? std::min(left, kIncrementalPieceBytes) : left;
+      Status st = CmaRead(segment_->peer_info().pid.load(), cma_addr_in_ + op->landed,
+                          static_cast<uint8_t*>(op->data) + op->landed, piece);
       if (!st.ok()) {
         // A peer that failed may have freed the buffer it advertised as soon as its call
         // returned; it closed its end before that, so its cause, not a bad address or a
@@ -140,6 +145,9 @@ Result<bool> ShmLink::ProgressRecvs() {
         return st.WithContext(fmt::format("rank {} reading {} bytes from rank {} (shm single-copy)",
                                           self_, op->expect.bytes, peer_));
       }
+      op->landed += piece;
+      moved = true;
+      if (op->landed < op->expect.bytes) break;  // the consumer takes this piece first
       segment_->my_info().cma_done.fetch_add(1, std::memory_order_release);
       inbound_.CompleteFront();
       moved = true;
@@ -149,6 +157,7 @@ Result<bool> ShmLink::ProgressRecvs() {
       size_t n = in_.Read(static_cast<uint8_t*>(op->data) + inbound_.payload_off,
                           op->expect.bytes - inbound_.payload_off);
       inbound_.payload_off += n;
+      op->landed = inbound_.payload_off;
       moved = moved || n > 0;
       if (inbound_.payload_off < op->expect.bytes) break;
     }

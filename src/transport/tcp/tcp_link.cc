@@ -156,6 +156,7 @@ Result<bool> TcpLink::ProgressRecvs() {
         return ConnectionError(errno, true);
       }
       inbound_.payload_off += static_cast<uint64_t>(r);
+      op->landed = inbound_.payload_off;
       moved = true;
       if (inbound_.payload_off < op->expect.bytes) continue;
     }

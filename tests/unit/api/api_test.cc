@@ -2,6 +2,7 @@
 // of thread ranks over both transports, including split and non-blocking calls.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -103,6 +104,49 @@ TEST_P(TransportTest, AllReduceAcrossThreads) {
         float want = 0;
         for (int r = 0; r < n; ++r) want += static_cast<float>((r + i) % 7);
         ASSERT_EQ(buf[i], want) << "index " << i;
+      }
+    });
+  }
+}
+
+// Messages of several single-copy pieces (RecvOp::incremental): the executor reduces each
+// piece as it lands, so a mistake in where a piece starts or in which step runs early
+// shows as a wrong element. Out of place (copy + reduce fused) and in place, an odd
+// count, an integer type and a non-commutative-looking op (max) besides sum.
+TEST_P(TransportTest, LargeReductionsReducedAsTheyLand) {
+  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
+  for (int n : {2, 3}) {
+    RunRanks(n, [n](int rank, weftComm_t comm) {
+      const size_t count = (3u << 20) / 4 + 12345;  // ~3 MiB of float32, over 4 pieces a chunk
+      std::vector<float> in(count), out(count, -1.0f);
+      for (size_t i = 0; i < count; ++i) in[i] = static_cast<float>((rank * 31 + i) % 97);
+      ASSERT_EQ(weftAllReduce(in.data(), out.data(), count, weftFloat32, weftSum, comm),
+                weftSuccess)
+          << weftGetLastError(comm);
+      for (size_t i = 0; i < count; ++i) {
+        float want = 0;
+        for (int r = 0; r < n; ++r) want += static_cast<float>((r * 31 + i) % 97);
+        ASSERT_EQ(out[i], want) << "sum, out of place, index " << i;
+      }
+      std::vector<int64_t> v(count);
+      for (size_t i = 0; i < count; ++i) v[i] = static_cast<int64_t>((rank * 7919 + i * 13) % 1009);
+      ASSERT_EQ(weftAllReduce(v.data(), v.data(), count, weftInt64, weftMax, comm), weftSuccess)
+          << weftGetLastError(comm);
+      for (size_t i = 0; i < count; ++i) {
+        int64_t want = 0;
+        for (int r = 0; r < n; ++r)
+          want = std::max<int64_t>(want, static_cast<int64_t>((r * 7919 + i * 13) % 1009));
+        ASSERT_EQ(v[i], want) << "max, in place, index " << i;
+      }
+      std::vector<float> part(count / n, -1.0f);
+      ASSERT_EQ(weftReduceScatter(in.data(), part.data(), count / n, weftFloat32, weftSum, comm),
+                weftSuccess)
+          << weftGetLastError(comm);
+      for (size_t i = 0; i < part.size(); ++i) {
+        const size_t at = rank * (count / n) + i;
+        float want = 0;
+        for (int r = 0; r < n; ++r) want += static_cast<float>((r * 31 + at) % 97);
+        ASSERT_EQ(part[i], want) << "reducescatter, index " << i;
       }
     });
   }
