@@ -1,0 +1,63 @@
+// The alpha-beta cost model the planner weighs algorithms with when ranks span several
+// hosts: each algorithm's steps costed from the topology, as its file builds them.
+//
+// A message of n bytes costs alpha + n / bandwidth. Messages inside a host run in
+// parallel at the intra figures (shm); messages leaving a host share its one network
+// link (one NIC per host), so k of them at once cost alpha + k·n / bandwidth. A step of
+// a schedule lasts as long as its slowest message; a pipelined chain (the ring and
+// hierarchical broadcasts) costs its first segment's way down the chain plus one
+// slowest hop per further segment. Pure functions, no state: safe from any thread.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "core/status.h"
+#include "sched/schedule.h"
+
+namespace weft::sched {
+
+// The link figures. The defaults are round figures for shm on one host and a 10 Gbit/s
+// TCP network between hosts; WEFT_COST_MODEL overrides any of them:
+// "inter_alpha_us=25,inter_gbps=10,intra_alpha_us=2,intra_gbps=80".
+struct CostModel {
+  double intra_alpha_us = 2.0;
+  double intra_gbps = 80.0;  // Gbit/s
+  double inter_alpha_us = 25.0;
+  double inter_gbps = 10.0;  // Gbit/s, per host
+
+  // Parses the WEFT_COST_MODEL syntax above (empty: the defaults). Unknown keys and
+  // non-positive values are InvalidArgument errors.
+  static Result<CostModel> Parse(const std::string& text);
+  std::string ToString() const;  // "intra 2 us 80 Gbit/s, inter 25 us 10 Gbit/s"
+};
+
+// Estimated time (microseconds) of allreduce algorithm `name` on `topology` for `bytes`
+// (ring, recursive_doubling, rabenseifner, binomial, hierarchical; < 0 for others).
+double EstimateAllReduceUs(const std::string& name, const Topology& topology, double bytes,
+                           const CostModel& costs);
+
+// The same for allgather, `block` bytes contributed by each rank (ring,
+// recursive_doubling, bruck, hierarchical; < 0 for others).
+double EstimateAllGatherUs(const std::string& name, const Topology& topology, double block,
+                           const CostModel& costs);
+
+// The same for reducescatter, `block` bytes received by each rank (ring, pairwise,
+// recursive_halving, hierarchical; < 0 for others).
+double EstimateReduceScatterUs(const std::string& name, const Topology& topology, double block,
+                               const CostModel& costs);
+
+// The same for a broadcast of `count` elements of `elem_size` bytes from `root` (binomial,
+// ring, scatter_allgather, hierarchical; < 0 for others). The count, not only the bytes:
+// the ring and hierarchical schedules cut segments by elements.
+double EstimateBroadcastUs(const std::string& name, const Topology& topology, int root,
+                           size_t count, size_t elem_size, const CostModel& costs);
+
+// The estimate above that fits `spec` (its collective, count and root, on its topology),
+// for algorithm `name`. < 0 where the model has no branch for the algorithm, for
+// collectives it does not cost (reduce, gather, scatter, alltoall, barrier), or without
+// a topology of spec.size ranks.
+double EstimateUs(const std::string& name, const CollectiveSpec& spec, size_t elem_size,
+                  const CostModel& costs);
+
+}  // namespace weft::sched
