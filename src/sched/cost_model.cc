@@ -20,7 +20,8 @@ namespace {
 
 // One step in which every rank r with partner[r] >= 0 sends `bytes` to it, all at once.
 // Messages inside a host run in parallel at the intra figures; messages leaving a host
-// share its link, so the host with the most leaving messages (k) sets the inter time.
+// share its links, so the host with the most leaving messages (k) sets the inter time:
+// ceil(k / links) of them on the busiest link (a host's ranks spread over its links).
 double StepUs(const Topology& t, const std::vector<int>& partner, double bytes,
               const CostModel& c) {
   std::vector<int> leaving(t.NumHosts(), 0);
@@ -38,7 +39,11 @@ double StepUs(const Topology& t, const std::vector<int>& partner, double bytes,
   // Gbit/s -> bytes per microsecond: gbps * 1e9 / 8 / 1e6 = gbps * 125.
   double us = 0;
   if (intra) us = c.intra_alpha_us + bytes / (c.intra_gbps * 125.0);
-  if (k > 0) us = std::max(us, c.inter_alpha_us + k * bytes / (c.inter_gbps * 125.0));
+  if (k > 0) {
+    const int links = std::max(1, static_cast<int>(c.inter_links));
+    const int per_link = (k + links - 1) / links;
+    us = std::max(us, c.inter_alpha_us + per_link * bytes / (c.inter_gbps * 125.0));
+  }
   return us;
 }
 
@@ -348,10 +353,11 @@ Result<CostModel> CostModel::Parse(const std::string& text) {
     if (key == "intra_gbps") field = &model.intra_gbps;
     if (key == "inter_alpha_us") field = &model.inter_alpha_us;
     if (key == "inter_gbps") field = &model.inter_gbps;
+    if (key == "inter_links") field = &model.inter_links;
     if (field == nullptr || eq == std::string::npos) {
       return InvalidArgument(fmt::format(
           "WEFT_COST_MODEL: '{}' is not key=value with a key among intra_alpha_us, intra_gbps, "
-          "inter_alpha_us, inter_gbps",
+          "inter_alpha_us, inter_gbps, inter_links",
           entry));
     }
     const std::string value = TrimLower(std::string_view(entry).substr(eq + 1));
@@ -363,14 +369,19 @@ Result<CostModel> CostModel::Parse(const std::string& text) {
       return InvalidArgument(fmt::format("WEFT_COST_MODEL: {} needs a {} number, got '{}'", key,
                                          is_alpha ? "non-negative" : "positive", value));
     }
+    if (key == "inter_links" && (v != std::floor(v) || v > 1024)) {
+      return InvalidArgument(
+          fmt::format("WEFT_COST_MODEL: inter_links needs a whole number 1..1024, got '{}'", value));
+    }
     *field = v;
   }
   return model;
 }
 
 std::string CostModel::ToString() const {
-  return fmt::format("intra {} us {} Gbit/s, inter {} us {} Gbit/s", intra_alpha_us, intra_gbps,
-                     inter_alpha_us, inter_gbps);
+  return fmt::format("intra {} us {} Gbit/s, inter {} us {} Gbit/s{}", intra_alpha_us,
+                     intra_gbps, inter_alpha_us, inter_gbps,
+                     inter_links > 1 ? fmt::format(" x {} links", inter_links) : "");
 }
 
 double EstimateUs(const std::string& name, const CollectiveSpec& spec, size_t elem_size,

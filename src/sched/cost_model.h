@@ -2,8 +2,9 @@
 // hosts: each algorithm's steps costed from the topology, as its file builds them.
 //
 // A message of n bytes costs alpha + n / bandwidth. Messages inside a host run in
-// parallel at the intra figures (shm); messages leaving a host share its one network
-// link (one NIC per host), so k of them at once cost alpha + k·n / bandwidth. A step of
+// parallel at the intra figures (shm); messages leaving a host share its network links
+// (one NIC per host unless inter_links says more), so k of them at once over one link
+// cost alpha + k·n / bandwidth, over L links alpha + ceil(k/L)·n / bandwidth. A step of
 // a schedule lasts as long as its slowest message; a pipelined chain (the ring and
 // hierarchical broadcasts) costs its first segment's way down the chain plus one
 // slowest hop per further segment. Pure functions, no state: safe from any thread.
@@ -17,19 +18,21 @@
 
 namespace weft::sched {
 
-// The link figures. The defaults are round figures for shm on one host and a 10 Gbit/s
-// TCP network between hosts; WEFT_COST_MODEL overrides any of them:
-// "inter_alpha_us=25,inter_gbps=10,intra_alpha_us=2,intra_gbps=80".
+// The link figures. The defaults are round figures for shm on one host and one 10 Gbit/s
+// TCP link per host between hosts; WEFT_COST_MODEL overrides any of them:
+// "inter_alpha_us=25,inter_gbps=10,inter_links=1,intra_alpha_us=2,intra_gbps=80".
 struct CostModel {
   double intra_alpha_us = 2.0;
   double intra_gbps = 80.0;  // Gbit/s
   double inter_alpha_us = 25.0;
-  double inter_gbps = 10.0;  // Gbit/s, per host
+  double inter_gbps = 10.0;  // Gbit/s, per link
+  double inter_links = 1;    // network links (NICs) per host, a whole number
 
-  // Parses the WEFT_COST_MODEL syntax above (empty: the defaults). Unknown keys and
-  // non-positive values are InvalidArgument errors.
+  // Parses the WEFT_COST_MODEL syntax above (empty: the defaults). Unknown keys,
+  // non-positive values and fractional links are InvalidArgument errors.
   static Result<CostModel> Parse(const std::string& text);
-  std::string ToString() const;  // "intra 2 us 80 Gbit/s, inter 25 us 10 Gbit/s"
+  // "intra 2 us 80 Gbit/s, inter 25 us 10 Gbit/s" (and " x 4 links" when more than one)
+  std::string ToString() const;
 };
 
 // Estimated time (microseconds) of allreduce algorithm `name` on `topology` for `bytes`

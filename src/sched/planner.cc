@@ -137,16 +137,18 @@ std::string FormatBytes(size_t bytes) {
 }
 
 // How much cheaper in the model the hierarchical broadcast must be than every other
-// broadcast before it is chosen. With one network link per host (the model's assumption)
-// it puts the same bytes on each host's link as the ring's chain, so the model credits it
-// only with a shorter pipeline fill and fewer latencies; what the model does not see is
-// its scatter and allgather over shm competing for the cores that drive the network. On
-// 4 namespace hosts x 2 ranks at 0.5 Gbit/s the ring was 2-5% faster from 256K to 4M
-// (docs/BENCHMARKS.md); twice that is the margin.
+// broadcast before it is chosen, where hosts have one network link (inter_links=1, the
+// default). There it puts the same bytes on each host's link as the ring's chain, so the
+// model credits it only with a shorter pipeline fill and fewer latencies; what the model
+// does not see is its scatter and allgather over shm competing for the cores that drive
+// the network. On 4 namespace hosts x 2 ranks at 0.5 Gbit/s the ring was 2-5% faster from
+// 256K to 4M (docs/BENCHMARKS.md); twice that is the margin.
 constexpr double kHierarchicalBroadcastMargin = 0.10;
 
-double MarginOf(const Algorithm& a) {
-  return a.coll == Collective::kBroadcast && std::string_view(a.name) == "hierarchical"
+// With several links per host the rails run side by side, a gain the model does see.
+double MarginOf(const Algorithm& a, const CostModel& costs) {
+  return a.coll == Collective::kBroadcast && std::string_view(a.name) == "hierarchical" &&
+                 costs.inter_links <= 1
              ? kHierarchicalBroadcastMargin
              : 0.0;
 }
@@ -170,7 +172,7 @@ std::vector<Candidate> WeighAll(const PlanRequest& request, const Algorithm* by_
       if (c.algorithm == &a) return;
     }
     const double us = EstimateUs(a.name, spec, request.elem_size, costs);
-    if (us >= 0) candidates.push_back({&a, us, us / (1.0 - MarginOf(a))});
+    if (us >= 0) candidates.push_back({&a, us, us / (1.0 - MarginOf(a, costs))});
   };
   if (by_size != nullptr) consider(*by_size);
   for (const Algorithm& a : AllAlgorithms()) consider(a);
@@ -193,7 +195,7 @@ std::string ExplainWeighing(const PlanRequest& request, const std::vector<Candid
   for (size_t i = 0; i < candidates.size(); ++i) {
     const Candidate& c = candidates[i];
     out += fmt::format("{} {} {:.1f} us", i == 0 ? "" : ",", c.algorithm->name, c.us);
-    const double margin = MarginOf(*c.algorithm);
+    const double margin = MarginOf(*c.algorithm, costs);
     if (margin > 0) {
       out += fmt::format(" (ranked as {:.1f} us: it needs {:.0f}% under the others, one link "
                          "per host)",

@@ -31,6 +31,8 @@ PlanRequest Request(Collective coll, size_t bytes, std::shared_ptr<const Topolog
 
 // The shaped network of the measured run: 0.5 Gbit/s per host, other figures default.
 CostModel SlowLink() { return CostModel::Parse("inter_gbps=0.5").value(); }
+// Four NICs per host (as p4d.24xlarge).
+CostModel FourLinks() { return CostModel::Parse("inter_links=4").value(); }
 
 const Collective kWeighed[] = {Collective::kAllReduce, Collective::kAllGather,
                                Collective::kReduceScatter, Collective::kBroadcast};
@@ -105,7 +107,7 @@ TEST(PlannerWeighsAll, BroadcastModelFollowsTheSchedules) {
 // candidates (hierarchical broadcast after its margin), and the reason names every
 // algorithm that supports the call, with its modelled time.
 TEST(PlannerWeighsAll, ChoiceIsTheCheapestAndTheReasonListsEveryCandidate) {
-  for (const CostModel& costs : {CostModel(), SlowLink()}) {
+  for (const CostModel& costs : {CostModel(), SlowLink(), FourLinks()}) {
     const Planner p = Planner::Create("", costs).value();
     for (const std::vector<int>& per_host : std::vector<std::vector<int>>{
              {2, 2}, {2, 2, 2, 2}, {3, 2}, {4, 4, 4}, {8, 8, 8, 8}}) {
@@ -118,12 +120,13 @@ TEST(PlannerWeighsAll, ChoiceIsTheCheapestAndTheReasonListsEveryCandidate) {
           const std::string& why = choice.value().reason;
           const Algorithm* chosen = choice.value().algorithm;
           EXPECT_NE(why.find("cost model"), std::string::npos) << why;
-          // Ranked by time / (1 - margin): 10% for hierarchical broadcast, else none.
+          // Ranked by time / (1 - margin): 10% for hierarchical broadcast on one link per
+          // host, else none.
           auto weighed = [&](const Algorithm& a) {
             const double us = EstimateUs(a.name, req.spec, 4, costs);
             const bool hier_bcast =
                 coll == Collective::kBroadcast && std::string(a.name) == "hierarchical";
-            return hier_bcast ? us / 0.9 : us;
+            return hier_bcast && costs.inter_links == 1 ? us / 0.9 : us;
           };
           int candidates = 0;
           for (const Algorithm& a : AllAlgorithms()) {
@@ -162,6 +165,38 @@ TEST(PlannerWeighsAll, HierarchicalBroadcastChosenOnlyWithTheMargin) {
       }
     }
   }
+}
+
+// With several links per host the rails run side by side: the model sees the gain and
+// hierarchical broadcast needs no margin. 16 hosts x 8 ranks, 4 links per host (p4d): it
+// wins every size from 1 MiB; on one link per host the ring keeps some of them.
+TEST(PlannerWeighsAll, SeveralLinksPerHostLetTheRailsWin) {
+  const auto t = Contiguous(std::vector<int>(16, 8));
+  const Planner four = Planner::Create("", FourLinks()).value();
+  for (size_t bytes = 1 << 20; bytes <= (256 << 20); bytes *= 4) {
+    auto choice = four.Explain(Request(Collective::kBroadcast, bytes, t));
+    ASSERT_TRUE(choice.ok());
+    EXPECT_STREQ(choice.value().algorithm->name, "hierarchical") << choice.value().reason;
+    EXPECT_NE(choice.value().reason.find("x 4 links"), std::string::npos);
+    EXPECT_EQ(choice.value().reason.find("needs 10%"), std::string::npos);
+  }
+  // Rails on separate links: the hierarchical allreduce's rail step on 2 x 2 costs one
+  // message per link, not two on one.
+  const Topology two = Topology::Contiguous({2, 2});
+  const CostModel links2 = CostModel::Parse("inter_links=2").value();
+  EXPECT_NEAR(EstimateAllReduceUs("hierarchical", two, 4e6, links2),
+              2 * (2 + 2e6 / 10000) + 2 * (25 + 1e6 / 1250), 1e-6);
+  EXPECT_NEAR(EstimateAllReduceUs("hierarchical", two, 4e6, CostModel()),
+              2 * (2 + 2e6 / 10000) + 2 * (25 + 2 * 1e6 / 1250), 1e-6);
+}
+
+TEST(PlannerWeighsAll, InterLinksParse) {
+  EXPECT_EQ(CostModel::Parse("inter_links=4").value().inter_links, 4);
+  EXPECT_EQ(CostModel().inter_links, 1);
+  EXPECT_FALSE(CostModel::Parse("inter_links=0").ok());
+  EXPECT_FALSE(CostModel::Parse("inter_links=1.5").ok());
+  EXPECT_FALSE(CostModel::Parse("inter_links=100000").ok());
+  EXPECT_EQ(CostModel().ToString().find("links"), std::string::npos);
 }
 
 // One host, or no topology: the measured size thresholds choose, as before.
