@@ -52,8 +52,8 @@ double StepUs(const Topology& t, const std::vector<int>& partner, double bytes,
 // further one arrives one step of all hops at once later (every link busy, the slowest
 // setting the pace). Counting every round as the slowest hop, as a lock-step model
 // would, charges a chain whose hops are mostly shm as if every hop left the host.
-double PipelineUs(const Topology& t, const std::vector<std::vector<int>>& hops,
-                  double seg_bytes, size_t segs, const CostModel& c) {
+double PipelineUs(const Topology& t, const std::vector<std::vector<int>>& hops, double seg_bytes,
+                  size_t segs, const CostModel& c) {
   if (hops.empty() || segs == 0) return 0;
   std::vector<int> all(t.host_of.size(), -1);
   double fill = 0;
@@ -164,8 +164,8 @@ double RailAlgorithmUs(const Topology& t, double block, const CostModel& c) {
   double us = 0;
   if (num_hosts > 1) us += (num_hosts - 1) * StepUs(t, rail, block, c);
   if (local > 1) {
-    us += (local - 1) *
-          (StepUs(t, ring, num_hosts * block, c) + (num_hosts - 1) * c.intra_alpha_us);
+    us +=
+        (local - 1) * (StepUs(t, ring, num_hosts * block, c) + (num_hosts - 1) * c.intra_alpha_us);
   }
   return us;
 }
@@ -370,8 +370,8 @@ Result<CostModel> CostModel::Parse(const std::string& text) {
                                          is_alpha ? "non-negative" : "positive", value));
     }
     if (key == "inter_links" && (v != std::floor(v) || v > 1024)) {
-      return InvalidArgument(
-          fmt::format("WEFT_COST_MODEL: inter_links needs a whole number 1..1024, got '{}'", value));
+      return InvalidArgument(fmt::format(
+          "WEFT_COST_MODEL: inter_links needs a whole number 1..1024, got '{}'", value));
     }
     *field = v;
   }
@@ -379,8 +379,8 @@ Result<CostModel> CostModel::Parse(const std::string& text) {
 }
 
 std::string CostModel::ToString() const {
-  return fmt::format("intra {} us {} Gbit/s, inter {} us {} Gbit/s{}", intra_alpha_us,
-                     intra_gbps, inter_alpha_us, inter_gbps,
+  return fmt::format("intra {} us {} Gbit/s, inter {} us {} Gbit/s{}", intra_alpha_us, intra_gbps,
+                     inter_alpha_us, inter_gbps,
                      inter_links > 1 ? fmt::format(" x {} links", inter_links) : "");
 }
 

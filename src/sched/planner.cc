@@ -188,18 +188,19 @@ std::string ExplainWeighing(const PlanRequest& request, const std::vector<Candid
   const CollectiveSpec& spec = request.spec;
   const bool per_rank =
       spec.coll == Collective::kAllGather || spec.coll == Collective::kReduceScatter;
-  std::string out = fmt::format("cost model for {}{} on {} ({}), cheapest first:",
-                                FormatBytes(spec.count * request.elem_size),
-                                per_rank ? " per rank" : "", spec.topology->Describe(),
-                                costs.ToString());
+  std::string out =
+      fmt::format("cost model for {}{} on {} ({}), cheapest first:",
+                  FormatBytes(spec.count * request.elem_size), per_rank ? " per rank" : "",
+                  spec.topology->Describe(), costs.ToString());
   for (size_t i = 0; i < candidates.size(); ++i) {
     const Candidate& c = candidates[i];
     out += fmt::format("{} {} {:.1f} us", i == 0 ? "" : ",", c.algorithm->name, c.us);
     const double margin = MarginOf(*c.algorithm, costs);
     if (margin > 0) {
-      out += fmt::format(" (ranked as {:.1f} us: it needs {:.0f}% under the others, one link "
-                         "per host)",
-                         c.weighed, margin * 100);
+      out += fmt::format(
+          " (ranked as {:.1f} us: it needs {:.0f}% under the others, one link "
+          "per host)",
+          c.weighed, margin * 100);
     }
   }
   return out;

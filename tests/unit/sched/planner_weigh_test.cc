@@ -3,8 +3,8 @@
 // 0.5 Gbit/s per host link (docs/BENCHMARKS.md), where weighing only the size
 // thresholds' choice against hierarchical picked recursive doubling for a 32 KiB
 // allreduce (1.7x the hierarchical time) and hierarchical broadcasts the ring beat.
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
@@ -48,8 +48,8 @@ TEST(PlannerWeighsAll, AllReduce32KiBOnSlowLinkTakesTheCheapest) {
   // (~1270 us).
   double best = -1;
   std::string cheapest;
-  for (const char* name : {"ring", "recursive_doubling", "rabenseifner", "binomial",
-                           "hierarchical"}) {
+  for (const char* name :
+       {"ring", "recursive_doubling", "rabenseifner", "binomial", "hierarchical"}) {
     const double us = EstimateUs(name, req.spec, 4, SlowLink());
     ASSERT_GE(us, 0) << name;
     if (best < 0 || us < best) best = us, cheapest = name;
@@ -71,8 +71,7 @@ TEST(PlannerWeighsAll, HierarchicalBroadcastNeedsAMarginOnSlowLink) {
       // With one link per host both carry the message once per host link; the model
       // must not hand hierarchical the choice on a difference in the noise.
       if (std::string(choice.value().algorithm->name) == "hierarchical") {
-        EXPECT_LT(hier, 0.9 * ring) << bytes << " root " << root << ": "
-                                    << choice.value().reason;
+        EXPECT_LT(hier, 0.9 * ring) << bytes << " root " << root << ": " << choice.value().reason;
       }
       // And as measured: none of these sizes goes hierarchical.
       EXPECT_STRNE(choice.value().algorithm->name, "hierarchical")
@@ -109,8 +108,8 @@ TEST(PlannerWeighsAll, BroadcastModelFollowsTheSchedules) {
 TEST(PlannerWeighsAll, ChoiceIsTheCheapestAndTheReasonListsEveryCandidate) {
   for (const CostModel& costs : {CostModel(), SlowLink(), FourLinks()}) {
     const Planner p = Planner::Create("", costs).value();
-    for (const std::vector<int>& per_host : std::vector<std::vector<int>>{
-             {2, 2}, {2, 2, 2, 2}, {3, 2}, {4, 4, 4}, {8, 8, 8, 8}}) {
+    for (const std::vector<int>& per_host :
+         std::vector<std::vector<int>>{{2, 2}, {2, 2, 2, 2}, {3, 2}, {4, 4, 4}, {8, 8, 8, 8}}) {
       const auto t = Contiguous(per_host);
       for (Collective coll : kWeighed) {
         for (size_t bytes = 64; bytes <= (64 << 20); bytes *= 8) {
@@ -211,16 +210,14 @@ TEST(PlannerWeighsAll, OneHostKeepsTheThresholds) {
     }
   }
   // 32 KiB allreduce on one host: recursive doubling, as measured there.
-  EXPECT_STREQ(
-      p.Choose(Request(Collective::kAllReduce, 32 << 10, Contiguous({8}))).value()->name,
-      "recursive_doubling");
+  EXPECT_STREQ(p.Choose(Request(Collective::kAllReduce, 32 << 10, Contiguous({8}))).value()->name,
+               "recursive_doubling");
 }
 
 // WEFT_ALGO still wins over the model.
 TEST(PlannerWeighsAll, WeftAlgoStillForces) {
-  const Planner p = Planner::Create("allreduce:recursive_doubling,broadcast:hierarchical",
-                                    SlowLink())
-                        .value();
+  const Planner p =
+      Planner::Create("allreduce:recursive_doubling,broadcast:hierarchical", SlowLink()).value();
   const auto t = Contiguous({2, 2, 2, 2});
   auto ar = p.Explain(Request(Collective::kAllReduce, 32 << 10, t));
   EXPECT_STREQ(ar.value().algorithm->name, "recursive_doubling");
