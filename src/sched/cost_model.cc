@@ -18,24 +18,34 @@
 namespace weft::sched {
 namespace {
 
-// One step in which every rank r with partner[r] >= 0 sends `bytes` to it, all at once.
-// Messages inside a host run in parallel at the intra figures; messages leaving a host
-// share its links, so the host with the most leaving messages (k) sets the inter time:
-// ceil(k / links) of them on the busiest link (a host's ranks spread over its links).
-double StepUs(const Topology& t, const std::vector<int>& partner, double bytes,
-              const CostModel& c) {
-  std::vector<int> leaving(t.NumHosts(), 0);
+// One step in which every message (from, to) of `bytes` is in flight at once. Messages
+// inside a host run in parallel at the intra figures. Messages between hosts share the
+// hosts' links, each full duplex: the host with the most messages leaving or arriving (k)
+// sets the inter time, ceil(k / links) of them on its busiest link (a host's ranks spread
+// over its links). Arrivals count for the many-to-one steps (a gather's root host). A
+// rank that sends (or receives) f > 1 messages in the step pays f-1 more intra latencies
+// for handling them (as the rail algorithms' intra steps do below).
+double MessagesUs(const Topology& t, const std::vector<std::pair<int, int>>& messages, double bytes,
+                  const CostModel& c) {
+  std::vector<int> leaving(t.NumHosts(), 0), arriving(t.NumHosts(), 0);
+  std::vector<int> sends(t.host_of.size(), 0), recvs(t.host_of.size(), 0);
   bool intra = false;
-  for (size_t r = 0; r < partner.size(); ++r) {
-    const int p = partner[r];
-    if (p < 0) continue;
-    if (t.host_of[p] == t.host_of[r]) {
+  for (const auto& [from, to] : messages) {
+    ++sends[from];
+    ++recvs[to];
+    if (t.host_of[from] == t.host_of[to]) {
       intra = true;
     } else {
-      ++leaving[t.host_of[r]];
+      ++leaving[t.host_of[from]];
+      ++arriving[t.host_of[to]];
     }
   }
-  const int k = leaving.empty() ? 0 : *std::max_element(leaving.begin(), leaving.end());
+  int k = 0;
+  for (size_t h = 0; h < leaving.size(); ++h) k = std::max({k, leaving[h], arriving[h]});
+  int extra = 0;  // messages beyond one send and one receive at the busiest rank
+  for (size_t r = 0; r < sends.size(); ++r) {
+    extra = std::max(extra, std::max(0, sends[r] - 1) + std::max(0, recvs[r] - 1));
+  }
   // Gbit/s -> bytes per microsecond: gbps * 1e9 / 8 / 1e6 = gbps * 125.
   double us = 0;
   if (intra) us = c.intra_alpha_us + bytes / (c.intra_gbps * 125.0);
@@ -44,7 +54,42 @@ double StepUs(const Topology& t, const std::vector<int>& partner, double bytes,
     const int per_link = (k + links - 1) / links;
     us = std::max(us, c.inter_alpha_us + per_link * bytes / (c.inter_gbps * 125.0));
   }
-  return us;
+  return us + extra * c.intra_alpha_us;
+}
+
+// The same for a step in which every rank r with partner[r] >= 0 sends to it.
+double StepUs(const Topology& t, const std::vector<int>& partner, double bytes,
+              const CostModel& c) {
+  std::vector<std::pair<int, int>> messages;
+  for (size_t r = 0; r < partner.size(); ++r) {
+    if (partner[r] >= 0) messages.emplace_back(static_cast<int>(r), partner[r]);
+  }
+  return MessagesUs(t, messages, bytes, c);
+}
+
+// One level of a binomial tree rooted at `root` over p ranks: each virtual rank that is a
+// multiple of 2·mask and its child vr + mask; the parent sends (broadcast, scatter) or
+// the child does (`up`: reduce, gather).
+std::vector<int> TreeLevel(int p, int root, int mask, bool up) {
+  std::vector<int> partner(p, -1);
+  for (int vr = 0; vr + mask < p; vr += 2 * mask) {
+    const int parent = (vr + root) % p, child = (vr + mask + root) % p;
+    if (up) {
+      partner[child] = parent;
+    } else {
+      partner[parent] = child;
+    }
+  }
+  return partner;
+}
+
+// Every rank but the root sends `bytes` to it (up), or the root to every other rank.
+double AllWithRootUs(const Topology& t, int root, double bytes, bool up, const CostModel& c) {
+  std::vector<std::pair<int, int>> messages;
+  for (int r = 0; r < static_cast<int>(t.host_of.size()); ++r) {
+    if (r != root) messages.push_back(up ? std::make_pair(r, root) : std::make_pair(root, r));
+  }
+  return MessagesUs(t, messages, bytes, c);
 }
 
 // A pipelined chain: `segs` segments of `seg_bytes` go down `hops` in order (hop i's
@@ -259,15 +304,12 @@ double EstimateBroadcastUs(const std::string& name, const Topology& t, int root,
   auto real = [&](int vr) { return (vr + root) % p; };
   double us = 0;
   if (name == "binomial" || name == "scatter_allgather") {
-    // Binomial tree from the root: at mask m (largest first) the vranks that are
-    // multiples of 2m hold the data and send to vr + m the whole message, or for the
-    // scatter the chunks of that subtree.
+    // Binomial tree from the root, largest mask first: the holders send the child the
+    // whole message, or for the scatter the chunks of the child's subtree.
     const bool scatter = name == "scatter_allgather";
     for (int mask = algo::CeilPow2(p) / 2; mask > 0; mask /= 2) {
-      std::vector<int> partner(p, -1);
-      for (int vr = 0; vr + mask < p; vr += 2 * mask) partner[real(vr)] = real(vr + mask);
       const int subtree = std::min(mask, p - mask);
-      us += StepUs(t, partner, scatter ? bytes * subtree / p : bytes, c);
+      us += StepUs(t, TreeLevel(p, root, mask, false), scatter ? bytes * subtree / p : bytes, c);
     }
     if (scatter) {
       std::vector<int> next(p);
@@ -384,13 +426,94 @@ std::string CostModel::ToString() const {
                      inter_links > 1 ? fmt::format(" x {} links", inter_links) : "");
 }
 
+double EstimateReduceUs(const std::string& name, const Topology& t, int root, double bytes,
+                        const CostModel& c) {
+  const int p = static_cast<int>(t.host_of.size());
+  if (p <= 1) return 0;
+  double us = 0;
+  if (name == "binomial") {
+    // Leaves first: at mask 1, 2, 4, ... the child vr + mask sends its partial sum up.
+    for (int mask = 1; mask < p; mask <<= 1)
+      us += StepUs(t, TreeLevel(p, root, mask, true), bytes, c);
+    return us;
+  }
+  if (name == "ring") {
+    // A ring reduce-scatter (p-1 steps of a chunk), then every chunk straight to the root.
+    std::vector<int> next(p);
+    for (int r = 0; r < p; ++r) next[r] = (r + 1) % p;
+    return (p - 1) * StepUs(t, next, bytes / p, c) + AllWithRootUs(t, root, bytes / p, true, c);
+  }
+  return -1;
+}
+
+double EstimateGatherUs(const std::string& name, const Topology& t, int root, double block,
+                        const CostModel& c) {
+  const int p = static_cast<int>(t.host_of.size());
+  if (p <= 1) return 0;
+  if (name == "linear") return AllWithRootUs(t, root, block, true, c);
+  if (name == "binomial") {
+    // Leaves first: at mask m the child sends its subtree's blocks (up to m; a clipped
+    // subtree sends fewer, costed as the largest).
+    double us = 0;
+    for (int mask = 1; mask < p; mask <<= 1) {
+      us += StepUs(t, TreeLevel(p, root, mask, true), block * std::min(mask, p - mask), c);
+    }
+    return us;
+  }
+  return -1;
+}
+
+double EstimateScatterUs(const std::string& name, const Topology& t, int root, double block,
+                         const CostModel& c) {
+  const int p = static_cast<int>(t.host_of.size());
+  if (p <= 1) return 0;
+  if (name == "linear") return AllWithRootUs(t, root, block, false, c);
+  if (name == "binomial") {
+    // The gather's mirror: largest mask first, the child's subtree of blocks down.
+    double us = 0;
+    for (int mask = algo::CeilPow2(p) / 2; mask > 0; mask /= 2) {
+      us += StepUs(t, TreeLevel(p, root, mask, false), block * std::min(mask, p - mask), c);
+    }
+    return us;
+  }
+  return -1;
+}
+
+double EstimateAllToAllUs(const std::string& name, const Topology& t, double block,
+                          const CostModel& c) {
+  const int p = static_cast<int>(t.host_of.size());
+  if (p <= 1) return 0;
+  double us = 0;
+  if (name == "pairwise") {
+    // Step k: r sends its block for r + k.
+    for (int k = 1; k < p; ++k) {
+      std::vector<int> partner(p);
+      for (int r = 0; r < p; ++r) partner[r] = (r + k) % p;
+      us += StepUs(t, partner, block, c);
+    }
+    return us;
+  }
+  if (name == "bruck") {
+    // Bit d: the slots whose index has bit d set (about half of them) go to r + d.
+    for (int d = 1; d < p; d <<= 1) {
+      int moved = 0;
+      for (int i = 0; i < p; ++i) moved += (i & d) != 0;
+      std::vector<int> partner(p);
+      for (int r = 0; r < p; ++r) partner[r] = (r + d) % p;
+      us += StepUs(t, partner, block * moved, c);
+    }
+    return us;
+  }
+  return -1;
+}
+
 double EstimateUs(const std::string& name, const CollectiveSpec& spec, size_t elem_size,
                   const CostModel& costs) {
   if (spec.topology == nullptr || spec.topology->host_of.size() != static_cast<size_t>(spec.size))
     return -1;
   const Topology& t = *spec.topology;
-  // count is the whole buffer for allreduce and broadcast, one rank's block for
-  // allgather and reducescatter.
+  // count is the whole buffer for allreduce, reduce and broadcast, one rank's block for
+  // allgather, reducescatter, gather and scatter, the block for each peer for alltoall.
   const double bytes = double(spec.count) * double(elem_size);
   switch (spec.coll) {
     case Collective::kAllReduce:
@@ -401,7 +524,15 @@ double EstimateUs(const std::string& name, const CollectiveSpec& spec, size_t el
       return EstimateReduceScatterUs(name, t, bytes, costs);
     case Collective::kBroadcast:
       return EstimateBroadcastUs(name, t, spec.root, spec.count, elem_size, costs);
-    default:
+    case Collective::kReduce:
+      return EstimateReduceUs(name, t, spec.root, bytes, costs);
+    case Collective::kGather:
+      return EstimateGatherUs(name, t, spec.root, bytes, costs);
+    case Collective::kScatter:
+      return EstimateScatterUs(name, t, spec.root, bytes, costs);
+    case Collective::kAllToAll:
+      return EstimateAllToAllUs(name, t, bytes, costs);
+    case Collective::kBarrier:
       return -1;
   }
 }

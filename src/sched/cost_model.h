@@ -2,9 +2,10 @@
 // hosts: each algorithm's steps costed from the topology, as its file builds them.
 //
 // A message of n bytes costs alpha + n / bandwidth. Messages inside a host run in
-// parallel at the intra figures (shm); messages leaving a host share its network links
-// (one NIC per host unless inter_links says more), so k of them at once over one link
-// cost alpha + k·n / bandwidth, over L links alpha + ceil(k/L)·n / bandwidth. A step of
+// parallel at the intra figures (shm); messages leaving (or arriving at) a host share its
+// network links (one full-duplex NIC per host unless inter_links says more), so k of them
+// at once over one link cost alpha + k·n / bandwidth, over L links alpha + ceil(k/L)·n /
+// bandwidth. Local copies and reductions are not costed. A step of
 // a schedule lasts as long as its slowest message; a pipelined chain (the ring and
 // hierarchical broadcasts) costs its first segment's way down the chain plus one
 // slowest hop per further segment. Pure functions, no state: safe from any thread.
@@ -56,10 +57,25 @@ double EstimateReduceScatterUs(const std::string& name, const Topology& topology
 double EstimateBroadcastUs(const std::string& name, const Topology& topology, int root,
                            size_t count, size_t elem_size, const CostModel& costs);
 
+// The same for a reduce of `bytes` to `root` (binomial, ring; < 0 for others).
+double EstimateReduceUs(const std::string& name, const Topology& topology, int root,
+                        double bytes, const CostModel& costs);
+
+// The same for a gather to `root` of `block` bytes from each rank, and a scatter from
+// `root` of `block` bytes to each (binomial, linear; < 0 for others).
+double EstimateGatherUs(const std::string& name, const Topology& topology, int root,
+                        double block, const CostModel& costs);
+double EstimateScatterUs(const std::string& name, const Topology& topology, int root,
+                         double block, const CostModel& costs);
+
+// The same for an alltoall of `block` bytes from every rank to every rank (pairwise,
+// bruck; < 0 for others).
+double EstimateAllToAllUs(const std::string& name, const Topology& topology, double block,
+                          const CostModel& costs);
+
 // The estimate above that fits `spec` (its collective, count and root, on its topology),
-// for algorithm `name`. < 0 where the model has no branch for the algorithm, for
-// collectives it does not cost (reduce, gather, scatter, alltoall, barrier), or without
-// a topology of spec.size ranks.
+// for algorithm `name`. < 0 where the model has no branch for the algorithm, for the
+// barrier, or without a topology of spec.size ranks.
 double EstimateUs(const std::string& name, const CollectiveSpec& spec, size_t elem_size,
                   const CostModel& costs);
 

@@ -186,12 +186,15 @@ std::vector<Candidate> WeighAll(const PlanRequest& request, const Algorithm* by_
 std::string ExplainWeighing(const PlanRequest& request, const std::vector<Candidate>& candidates,
                             const CostModel& costs) {
   const CollectiveSpec& spec = request.spec;
-  const bool per_rank =
-      spec.coll == Collective::kAllGather || spec.coll == Collective::kReduceScatter;
-  std::string out =
-      fmt::format("cost model for {}{} on {} ({}), cheapest first:",
-                  FormatBytes(spec.count * request.elem_size), per_rank ? " per rank" : "",
-                  spec.topology->Describe(), costs.ToString());
+  const char* per = "";  // what count means (see CollectiveSpec)
+  if (spec.coll == Collective::kAllGather || spec.coll == Collective::kReduceScatter ||
+      spec.coll == Collective::kGather || spec.coll == Collective::kScatter) {
+    per = " per rank";
+  }
+  if (spec.coll == Collective::kAllToAll) per = " per peer";
+  std::string out = fmt::format("cost model for {}{} on {} ({}), cheapest first:",
+                                FormatBytes(spec.count * request.elem_size), per,
+                                spec.topology->Describe(), costs.ToString());
   for (size_t i = 0; i < candidates.size(); ++i) {
     const Candidate& c = candidates[i];
     out += fmt::format("{} {} {:.1f} us", i == 0 ? "" : ",", c.algorithm->name, c.us);

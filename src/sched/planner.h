@@ -7,9 +7,9 @@
 // Without a topology, on one host, or with one rank per host, size thresholds measured
 // on one machine choose. When the spec's topology spans more than one host with more
 // than one rank on some host, every algorithm of the collective that supports the call
-// is weighed with the alpha-beta cost model (cost_model.h) and the cheapest runs
-// (allreduce, allgather, broadcast, reducescatter; the other collectives keep the
-// thresholds). Explain() returns the numbers behind a choice.
+// is weighed with the alpha-beta cost model (cost_model.h) and the cheapest runs (every
+// collective but the barrier, which has one algorithm). Explain() returns the numbers
+// behind a choice.
 #pragma once
 
 #include <string>

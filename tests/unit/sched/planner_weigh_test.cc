@@ -34,8 +34,15 @@ CostModel SlowLink() { return CostModel::Parse("inter_gbps=0.5").value(); }
 // Four NICs per host (as p4d.24xlarge).
 CostModel FourLinks() { return CostModel::Parse("inter_links=4").value(); }
 
-const Collective kWeighed[] = {Collective::kAllReduce, Collective::kAllGather,
-                               Collective::kReduceScatter, Collective::kBroadcast};
+const Collective kWeighed[] = {Collective::kAllReduce,     Collective::kAllGather,
+                               Collective::kReduceScatter, Collective::kBroadcast,
+                               Collective::kReduce,        Collective::kGather,
+                               Collective::kScatter,       Collective::kAllToAll};
+
+bool Rooted(Collective coll) {
+  return coll == Collective::kBroadcast || coll == Collective::kReduce ||
+         coll == Collective::kGather || coll == Collective::kScatter;
+}
 
 TEST(PlannerWeighsAll, AllReduce32KiBOnSlowLinkTakesTheCheapest) {
   const Planner p = Planner::Create("", SlowLink()).value();
@@ -113,7 +120,7 @@ TEST(PlannerWeighsAll, ChoiceIsTheCheapestAndTheReasonListsEveryCandidate) {
       const auto t = Contiguous(per_host);
       for (Collective coll : kWeighed) {
         for (size_t bytes = 64; bytes <= (64 << 20); bytes *= 8) {
-          const PlanRequest req = Request(coll, bytes, t, coll == Collective::kBroadcast ? 1 : 0);
+          const PlanRequest req = Request(coll, bytes, t, Rooted(coll) ? 1 : 0);
           auto choice = p.Explain(req);
           ASSERT_TRUE(choice.ok());
           const std::string& why = choice.value().reason;
@@ -196,6 +203,35 @@ TEST(PlannerWeighsAll, InterLinksParse) {
   EXPECT_FALSE(CostModel::Parse("inter_links=1.5").ok());
   EXPECT_FALSE(CostModel::Parse("inter_links=100000").ok());
   EXPECT_EQ(CostModel().ToString().find("links"), std::string::npos);
+}
+
+// Many-to-one steps cost the root host's incoming link: on 2 x 2 a linear gather to rank 0
+// brings 2 blocks in over host 0's link at once (and the root handles 3 messages: 2 more
+// intra latencies), a binomial one 1 block then 2 (rank 2's subtree), leaves first.
+TEST(PlannerWeighsAll, GatherScatterAllToAllModelsByHand) {
+  const Topology t = Topology::Contiguous({2, 2});
+  const CostModel c;  // intra 10000 B/us, inter 1250 B/us
+  const double b = 1e6;
+  EXPECT_NEAR(EstimateGatherUs("linear", t, 0, b, c), 25 + 2 * b / 1250 + 2 * 2, 1e-6);
+  EXPECT_NEAR(EstimateScatterUs("linear", t, 0, b, c), 25 + 2 * b / 1250 + 2 * 2, 1e-6);
+  EXPECT_NEAR(EstimateGatherUs("binomial", t, 0, b, c), (2 + b / 10000) + (25 + 2 * b / 1250),
+              1e-6);
+  EXPECT_NEAR(EstimateScatterUs("binomial", t, 0, b, c), (25 + 2 * b / 1250) + (2 + b / 10000),
+              1e-6);
+  // Reduce ring: 3 ring steps of n/4 (one message leaves each host), then ranks 1..3 send
+  // their quarters to the root, 2 of them over host 0's link.
+  EXPECT_NEAR(EstimateReduceUs("ring", t, 0, 4 * b, c),
+              3 * (25 + b / 1250) + (25 + 2 * b / 1250 + 2 * 2), 1e-6);
+  // Alltoall pairwise: steps to r+1 (one block leaves each host), r+2 (both), r+3 (one).
+  EXPECT_NEAR(EstimateAllToAllUs("pairwise", t, b, c), 2 * (25 + b / 1250) + (25 + 2 * b / 1250),
+              1e-6);
+  // Bruck: bit 1 moves 2 blocks to r+1, bit 2 moves 2 blocks to r+2.
+  EXPECT_NEAR(EstimateAllToAllUs("bruck", t, b, c), (25 + 2 * b / 1250) + (25 + 4 * b / 1250),
+              1e-6);
+  // No model for the barrier.
+  CollectiveSpec barrier{Collective::kBarrier, 0, 4, 0, 0};
+  barrier.topology = std::make_shared<const Topology>(t);
+  EXPECT_LT(EstimateUs("dissemination", barrier, 1, c), 0);
 }
 
 // One host, or no topology: the measured size thresholds choose, as before.
