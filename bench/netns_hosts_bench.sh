@@ -7,22 +7,29 @@
 #
 #   --rails   2 hosts x L ranks, 2 rails per host: weft-bench with WEFT_SOCKET_NRAILS=1
 #             against 2 (multi-rail tcp); busbw per op and size, and the ratio.
-#   --hier    H hosts x L ranks, 1 rail: per op, WEFT_ALGO=<op>:ring, <op>:hierarchical and
-#             the planner's own choice (read from its WEFT_DEBUG=INFO line); µs per call.
+#   --hier    H hosts x L ranks, 1 rail: per op, WEFT_ALGO=<op>:ring, <op>:hierarchical, any
+#             --also algorithms of that op, and the planner's own choice (read from its
+#             WEFT_DEBUG=INFO line); µs per call, and whether the planner's choice was the
+#             fastest of the forced algorithms at each size.
+#             --also OP:NAME,...   more forced variants, e.g. allreduce:recursive_doubling
+#             --cost-model SPEC    WEFT_COST_MODEL for the planner's runs (say
+#                                  inter_gbps=0.5 to tell it the shaped rate; default: none,
+#                                  the planner's built-in figures)
 #
 # Usage: netns_hosts_bench.sh --bench WEFT_BENCH (--rails | --hier) [--hosts 4]
 #          [--ranks-per-host 1] [--gbit 1] [--ops allreduce,allgather,sendrecv]
+#          [--also OP:NAME,...] [--cost-model SPEC]
 #          [-b 1M] [-e 64M] [-n 5] [-w 2] [--repeat 2] [--out DIR]
 # Needs root (ip netns, tc). Namespaces are deleted on exit; ranks run under timeout.
 set -u
-BENCH="" MODE="" H="" L=1 G=1 OPS="" MINB=1M MAXB=64M ITERS=5 WARM=2 REPEAT=2 OUT=""
+BENCH="" MODE="" H="" L=1 G=1 OPS="" MINB=1M MAXB=64M ITERS=5 WARM=2 REPEAT=2 OUT="" ALSO="" COST_MODEL=""
 while [ $# -gt 0 ]; do
   case $1 in
     --bench) BENCH=$2; shift ;;  --rails) MODE=rails ;;  --hier) MODE=hier ;;
     --hosts) H=$2; shift ;;  --ranks-per-host) L=$2; shift ;;  --gbit) G=$2; shift ;;
     --ops) OPS=$2; shift ;;  -b) MINB=$2; shift ;;  -e) MAXB=$2; shift ;;
     -n) ITERS=$2; shift ;;  -w) WARM=$2; shift ;;  --repeat) REPEAT=$2; shift ;;
-    --out) OUT=$2; shift ;;
+    --out) OUT=$2; shift ;;  --also) ALSO=$2; shift ;;  --cost-model) COST_MODEL=$2; shift ;;
     *) echo "netns_hosts_bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -61,16 +68,27 @@ for rep in $(seq 1 "$REPEAT"); do
     else
       run ring "$op" "$OUT/$op.ring.$rep.json" WEFT_ALGO="$op:ring"
       run hierarchical "$op" "$OUT/$op.hierarchical.$rep.json" WEFT_ALGO="$op:hierarchical"
-      run planner "$op" "$OUT/$op.planner.$rep.json" WEFT_DEBUG=INFO
+      for extra in ${ALSO//,/ }; do
+        [ "${extra%%:*}" = "$op" ] || continue
+        run "${extra#*:}" "$op" "$OUT/$op.${extra#*:}.$rep.json" WEFT_ALGO="$extra"
+      done
+      run planner "$op" "$OUT/$op.planner.$rep.json" WEFT_DEBUG=INFO \
+        ${COST_MODEL:+WEFT_COST_MODEL=$COST_MODEL}
     fi
   done
 done
+[ -z "$COST_MODEL" ] || echo "# the planner's runs: WEFT_COST_MODEL=$COST_MODEL"
 echo "# load at end: $(cut -d' ' -f1-3 /proc/loadavg); packets dropped by the shapers: $(hosts_drops "$H" "$R")"
 
-python3 - "$MODE" "$OUT" "$OPS" "$((H * L))" <<'PY'
+python3 - "$MODE" "$OUT" "$OPS" "$((H * L))" "$ALSO" <<'PY'
 import glob, json, os, re, sys
 mode, out, ops, nranks = sys.argv[1], sys.argv[2], sys.argv[3].split(","), int(sys.argv[4])
-variants = ["rails1", "rails2"] if mode == "rails" else ["ring", "hierarchical", "planner"]
+also = [a.split(":", 1) for a in sys.argv[5].split(",") if ":" in a]
+
+def variants_of(op):  # the forced variants of op, then the planner
+    if mode == "rails":
+        return ["rails1", "rails2"]
+    return ["ring", "hierarchical"] + [n for o, n in also if o == op] + ["planner"]
 
 def best(op, var):  # size -> (time_us, busbw) of the fastest repeat
     res = {}
@@ -95,6 +113,7 @@ def size(b):
     return str(b)
 
 for op in ops:
+    variants = variants_of(op)
     data = {v: best(op, v) for v in variants}
     print(f"\n### {op}\n")
     if mode == "rails":
@@ -105,20 +124,28 @@ for op in ops:
             print(f"| {size(s)} | {a:.3f} | {b:.3f} | {b / a if a else 0:.2f}x |")
     else:
         ch = choices(op)
-        # The planner's runs are more samples of the algorithm it chose: the "best" columns
-        # pool them with the forced runs of that algorithm (the fastest sample wins).
-        print("| size | ring µs | hierarchical µs | planner µs (choice) | best ring µs | best hierarchical µs | faster | planner picked it? |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        forced = variants[:-1]
+        # The planner's runs are more samples of the algorithm it chose: "fastest" pools
+        # them with the forced runs of that algorithm (the fastest sample wins).
+        print("| size | " + " | ".join(f"{v} µs" for v in forced) +
+              " | planner µs (choice) | fastest forced | planner picked it? |")
+        print("| --- " * (len(forced) + 4) + "|")
         for s in sorted(data["ring"]):
-            ring, hier = data["ring"][s][0], data["hierarchical"].get(s, (float("inf"),))[0]
             plan = data["planner"].get(s, (float("inf"),))[0]
             # The planner logs bytes per call: the whole vector for allreduce and
             # broadcast, one rank's block for allgather and reducescatter.
             b = s if op in ("allreduce", "broadcast") else s // nranks
             pick = next((a for lo, hi, a in ch if lo <= b <= hi), "?")
-            best_r = min(ring, plan) if pick == "ring" else ring
-            best_h = min(hier, plan) if pick == "hierarchical" else hier
-            fast = "ring" if best_r <= best_h else "hierarchical"
-            ok = "yes" if pick == fast else ("other algorithm" if pick not in ("ring", "hierarchical") else "no")
-            print(f"| {size(s)} | {ring:.1f} | {hier:.1f} | {plan:.1f} ({pick}) | {best_r:.1f} | {best_h:.1f} | {fast} | {ok} |")
+            t = {v: data[v].get(s, (float("inf"),))[0] for v in forced}
+            if pick in t:
+                t[pick] = min(t[pick], plan)
+            fast = min(forced, key=lambda v: t[v])
+            if pick == fast:
+                ok = "yes"
+            elif pick in t:
+                ok = f"no ({pick} {t[pick] / t[fast]:.2f}x the fastest)"
+            else:
+                ok = "not forced"
+            cells = " | ".join(f"{data[v].get(s, (float('inf'),))[0]:.1f}" for v in forced)
+            print(f"| {size(s)} | {cells} | {plan:.1f} ({pick}) | {fast} | {ok} |")
 PY

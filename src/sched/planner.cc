@@ -1,19 +1,16 @@
-// WEFT_ALGO parsing and the default algorithm choice.
+// WEFT_ALGO parsing and the default algorithm choice: the size thresholds on one host,
+// the cost model (cost_model.h) across hosts.
 #include "sched/planner.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
-#include <cmath>
-#include <cstdlib>
 #include <set>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "sched/algorithms/algorithms.h"
-#include "sched/algorithms/builder.h"
+#include "sched/comma_list.h"
 
 namespace weft::sched {
 namespace {
@@ -33,27 +30,6 @@ constexpr size_t kAllGatherSmallBytes = 64 << 10;      // total gathered: size·
 constexpr size_t kReduceScatterSmallBytes = 64 << 10;  // total input: size·count·elem
 constexpr size_t kAllToAllSmallBytes = 64 << 10;       // total sent: size·count·elem
 constexpr size_t kGatherScatterSmallBytes = 64 << 10;  // total at the root: size·count·elem
-
-std::string Trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  std::string out(s.substr(b, e - b));
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
-std::vector<std::string> SplitCommas(std::string_view s) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t comma = s.find(',', start);
-    if (comma == std::string_view::npos) comma = s.size();
-    parts.push_back(Trim(s.substr(start, comma - start)));
-    start = comma + 1;
-  }
-  return parts;
-}
 
 std::string Join(const std::vector<std::string>& names) {
   std::string out;
@@ -140,103 +116,10 @@ const char* DefaultName(const CollectiveSpec& spec, size_t elem_size) {
   return "";
 }
 
-// ---- The cost model -------------------------------------------------------------
-
-// One step in which every rank r with partner[r] >= 0 sends `bytes` to it, all at once.
-// Messages inside a host run in parallel at the intra figures; messages leaving a host
-// share its link, so the host with the most leaving messages (k) sets the inter time.
-double StepUs(const Topology& t, const std::vector<int>& partner, double bytes,
-              const CostModel& c) {
-  std::vector<int> leaving(t.NumHosts(), 0);
-  bool intra = false;
-  for (size_t r = 0; r < partner.size(); ++r) {
-    const int p = partner[r];
-    if (p < 0) continue;
-    if (t.host_of[p] == t.host_of[r]) {
-      intra = true;
-    } else {
-      ++leaving[t.host_of[r]];
-    }
-  }
-  const int k = leaving.empty() ? 0 : *std::max_element(leaving.begin(), leaving.end());
-  // Gbit/s -> bytes per microsecond: gbps * 1e9 / 8 / 1e6 = gbps * 125.
-  double us = 0;
-  if (intra) us = c.intra_alpha_us + bytes / (c.intra_gbps * 125.0);
-  if (k > 0) us = std::max(us, c.inter_alpha_us + k * bytes / (c.inter_gbps * 125.0));
-  return us;
-}
-
-int FloorPow2Int(int n) {
-  int p = 1;
-  while (p * 2 <= n) p <<= 1;
-  return p;
-}
-
-// Recursive doubling and Rabenseifner, as their files build them: the first 2·rem ranks
-// (rem = p - p2, p2 the largest power of two <= p) fold pairwise, even onto odd, and get
-// the result back the same way; the p2 remaining ranks (new rank i is real rank 2i+1
-// for i < rem, i + rem after) exchange with new rank ^ mask. Recursive doubling moves
-// whole messages for mask = 1, 2, 4, ...; Rabenseifner's reduce-scatter halves them for
-// mask = p2/2 .. 1 (the largest half goes the farthest) and its allgather retraces it.
-double ButterflyUs(const Topology& t, double whole, const CostModel& c, bool halving) {
-  const int p = static_cast<int>(t.host_of.size());
-  const int p2 = FloorPow2Int(p);
-  const int rem = p - p2;
-  auto real = [&](int v) { return v < rem ? 2 * v + 1 : v + rem; };
-  double us = 0;
-  if (rem > 0) {
-    std::vector<int> fold(p, -1);
-    for (int r = 0; r < 2 * rem; r += 2) fold[r] = r + 1;
-    us += 2 * StepUs(t, fold, whole, c);
-  }
-  double bytes = whole;
-  for (int k = 1; k < p2; k <<= 1) {
-    const int mask = halving ? p2 / 2 / k : k;
-    std::vector<int> partner(p, -1);
-    for (int v = 0; v < p2; ++v) partner[real(v)] = real(v ^ mask);
-    if (halving) bytes /= 2;
-    us += (halving ? 2 : 1) * StepUs(t, partner, bytes, c);
-  }
-  return us;
-}
-
-double HierarchicalUs(const Topology& t, double bytes, const CostModel& c) {
-  const auto hosts = t.Hosts();
-  const int p = static_cast<int>(t.host_of.size());
-  const int num_hosts = static_cast<int>(hosts.size());
-  int m = p, most = 0;
-  for (const auto& h : hosts) {
-    m = std::min(m, static_cast<int>(h.size()));
-    most = std::max(most, static_cast<int>(h.size()));
-  }
-  double us = 0;
-  // Fold and unfold of extras, one extra per active per round.
-  const int fold_rounds = (most - m + m - 1) / m;
-  for (int k = 0; k < fold_rounds; ++k) {
-    std::vector<int> fold(p, -1);
-    for (const auto& h : hosts) {
-      for (int j = m * (k + 1); j < std::min<int>(m * (k + 2), h.size()); ++j) {
-        fold[h[j]] = h[j % m];
-      }
-    }
-    us += 2 * StepUs(t, fold, bytes, c);
-  }
-  // Intra-host reduce-scatter and allgather: 2(m-1) ring steps of bytes/m.
-  std::vector<int> ring(p, -1), rail(p, -1);
-  for (int hp = 0; hp < num_hosts; ++hp) {
-    for (int i = 0; i < m; ++i) {
-      ring[hosts[hp][i]] = hosts[hp][(i + 1) % m];
-      rail[hosts[hp][i]] = hosts[(hp + 1) % num_hosts][i];
-    }
-  }
-  if (m > 1) us += 2 * (m - 1) * StepUs(t, ring, bytes / m, c);
-  // Inter-host ring allreduce per rail: 2(H-1) steps of bytes/(m H).
-  if (num_hosts > 1) us += 2 * (num_hosts - 1) * StepUs(t, rail, bytes / m / num_hosts, c);
-  return us;
-}
-
-// True when the topology makes the hierarchical choice worth weighing: more than one
-// host, and more than one rank on some host.
+// True when the topology makes the cost model worth asking: more than one host, and more
+// than one rank on some host. One rank per host leaves only flat algorithms whose order
+// the model cannot tell apart better than the measured thresholds (it sees no switch, so
+// a butterfly's distant partners cost it no more than a ring's neighbours).
 bool IsMultiHostShared(const CollectiveSpec& spec) {
   if (spec.topology == nullptr || spec.topology->host_of.size() != static_cast<size_t>(spec.size))
     return false;
@@ -253,246 +136,85 @@ std::string FormatBytes(size_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
-// For the equal-host rail algorithms (allgather, reduce-scatter hierarchical): each rank's
-// partner in the ring inside its host, and along its rail to the next host.
-std::pair<std::vector<int>, std::vector<int>> RingAndRailPartners(
-    const std::vector<std::vector<int>>& hosts) {
-  const int num_hosts = static_cast<int>(hosts.size());
-  const int local = static_cast<int>(hosts[0].size());
-  size_t p = 0;
-  for (const auto& h : hosts) p += h.size();
-  std::vector<int> ring(p, -1), rail(p, -1);
-  for (int hp = 0; hp < num_hosts; ++hp) {
-    for (int i = 0; i < local; ++i) {
-      ring[hosts[hp][i]] = hosts[hp][(i + 1) % local];
-      rail[hosts[hp][i]] = hosts[(hp + 1) % num_hosts][i];
-    }
-  }
-  return {std::move(ring), std::move(rail)};
+// How much cheaper in the model the hierarchical broadcast must be than every other
+// broadcast before it is chosen, where hosts have one network link (inter_links=1, the
+// default). There it puts the same bytes on each host's link as the ring's chain, so the
+// model credits it only with a shorter pipeline fill and fewer latencies; what the model
+// does not see is its scatter and allgather over shm competing for the cores that drive
+// the network. On 4 namespace hosts x 2 ranks at 0.5 Gbit/s the ring was 2-5% faster from
+// 256K to 4M (docs/BENCHMARKS.md); twice that is the margin.
+constexpr double kHierarchicalBroadcastMargin = 0.10;
+
+// With several links per host the rails run side by side, a gain the model does see.
+double MarginOf(const Algorithm& a, const CostModel& costs) {
+  return a.coll == Collective::kBroadcast && std::string_view(a.name) == "hierarchical" &&
+                 costs.inter_links <= 1
+             ? kHierarchicalBroadcastMargin
+             : 0.0;
 }
 
-// Hierarchical allgather and reduce-scatter (equal hosts, L ranks each, H hosts) cost the
-// same, in mirror order: H-1 rail steps of one block across hosts, and L-1 steps of H
-// messages of one block each (H latencies) inside the host.
-double RailAlgorithmUs(const Topology& t, double block, const CostModel& c) {
-  const auto hosts = t.Hosts();
-  const int num_hosts = static_cast<int>(hosts.size());
-  const int local = static_cast<int>(hosts[0].size());
-  const auto [ring, rail] = RingAndRailPartners(hosts);
-  double us = 0;
-  if (num_hosts > 1) us += (num_hosts - 1) * StepUs(t, rail, block, c);
-  if (local > 1) {
-    us += (local - 1) *
-          (StepUs(t, ring, num_hosts * block, c) + (num_hosts - 1) * c.intra_alpha_us);
+struct Candidate {
+  const Algorithm* algorithm;
+  double us;       // the model's time
+  double weighed;  // us / (1 - margin): what the candidates are ranked by
+};
+
+// Every algorithm of the call's collective that supports it and that the model costs,
+// cheapest (weighed) first; the size thresholds' choice goes in first, so a tie keeps it
+// (those thresholds were measured). Empty where the model costs none of them.
+std::vector<Candidate> WeighAll(const PlanRequest& request, const Algorithm* by_size,
+                                const CostModel& costs) {
+  const CollectiveSpec& spec = request.spec;
+  std::vector<Candidate> candidates;
+  auto consider = [&](const Algorithm& a) {
+    if (a.coll != spec.coll || !a.supports(spec)) return;
+    for (const Candidate& c : candidates) {
+      if (c.algorithm == &a) return;
+    }
+    const double us = EstimateUs(a.name, spec, request.elem_size, costs);
+    if (us >= 0) candidates.push_back({&a, us, us / (1.0 - MarginOf(a, costs))});
+  };
+  if (by_size != nullptr) consider(*by_size);
+  for (const Algorithm& a : AllAlgorithms()) consider(a);
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.weighed < b.weighed; });
+  return candidates;
+}
+
+// "cost model for 32 KiB on 4 hosts x 2 ranks (intra ..., inter ...), cheapest first:
+// hierarchical 943.7 us, ring 1267.5 us, ..." with every candidate, ranked with its margin.
+std::string ExplainWeighing(const PlanRequest& request, const std::vector<Candidate>& candidates,
+                            const CostModel& costs) {
+  const CollectiveSpec& spec = request.spec;
+  const char* per = "";  // what count means (see CollectiveSpec)
+  if (spec.coll == Collective::kAllGather || spec.coll == Collective::kReduceScatter ||
+      spec.coll == Collective::kGather || spec.coll == Collective::kScatter) {
+    per = " per rank";
   }
-  return us;
+  if (spec.coll == Collective::kAllToAll) per = " per peer";
+  std::string out = fmt::format("cost model for {}{} on {} ({}), cheapest first:",
+                                FormatBytes(spec.count * request.elem_size), per,
+                                spec.topology->Describe(), costs.ToString());
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
+    out += fmt::format("{} {} {:.1f} us", i == 0 ? "" : ",", c.algorithm->name, c.us);
+    const double margin = MarginOf(*c.algorithm, costs);
+    if (margin > 0) {
+      out += fmt::format(
+          " (ranked as {:.1f} us: it needs {:.0f}% under the others, one link "
+          "per host)",
+          c.weighed, margin * 100);
+    }
+  }
+  return out;
 }
 
 }  // namespace
 
-double EstimateAllReduceUs(const std::string& name, const Topology& t, double bytes,
-                           const CostModel& c) {
-  const int p = static_cast<int>(t.host_of.size());
-  if (p <= 1) return 0;
-  if (name == "hierarchical") return HierarchicalUs(t, bytes, c);
-  if (name == "recursive_doubling") return ButterflyUs(t, bytes, c, false);
-  if (name == "rabenseifner") return ButterflyUs(t, bytes, c, true);
-  if (name == "ring") {
-    std::vector<int> next(p);
-    for (int r = 0; r < p; ++r) next[r] = (r + 1) % p;
-    return 2 * (p - 1) * StepUs(t, next, bytes / p, c);
-  }
-  if (name == "binomial") {
-    // Reduce then broadcast: lg p levels of whole messages each way.
-    double us = 0;
-    for (int d = 1; d < p; d <<= 1) {
-      std::vector<int> partner(p, -1);
-      for (int r = 0; r < p; ++r) {
-        if (r % (2 * d) == d) partner[r] = r - d;
-      }
-      us += 2 * StepUs(t, partner, bytes, c);
-    }
-    return us;
-  }
-  return -1;
-}
-
-double EstimateAllGatherUs(const std::string& name, const Topology& t, double block,
-                           const CostModel& c) {
-  const int p = static_cast<int>(t.host_of.size());
-  if (p <= 1) return 0;
-  double us = 0;
-  if (name == "ring") {
-    std::vector<int> next(p);
-    for (int r = 0; r < p; ++r) next[r] = (r + 1) % p;
-    return (p - 1) * StepUs(t, next, block, c);
-  }
-  if (name == "recursive_doubling" || name == "bruck") {
-    // Step k moves min(d, p - d) blocks to a partner at distance d = 2^k (xor for
-    // recursive doubling, r - d for Bruck).
-    const bool bruck = name == "bruck";
-    for (int d = 1; d < p; d <<= 1) {
-      std::vector<int> partner(p, -1);
-      for (int r = 0; r < p; ++r) partner[r] = bruck ? (r - d + p) % p : (r ^ d) < p ? r ^ d : -1;
-      us += StepUs(t, partner, block * std::min(d, p - d), c);
-    }
-    return us;
-  }
-  if (name == "hierarchical") return RailAlgorithmUs(t, block, c);
-  return -1;
-}
-
-double EstimateReduceScatterUs(const std::string& name, const Topology& t, double block,
-                               const CostModel& c) {
-  const int p = static_cast<int>(t.host_of.size());
-  if (p <= 1) return 0;
-  double us = 0;
-  if (name == "ring" || name == "pairwise") {
-    // Ring: p-1 steps to r+1. Pairwise: step k to r+k.
-    for (int k = 1; k < p; ++k) {
-      std::vector<int> partner(p);
-      for (int r = 0; r < p; ++r) partner[r] = (r + (name == "ring" ? 1 : k)) % p;
-      us += StepUs(t, partner, block, c);
-    }
-    return us;
-  }
-  if (name == "recursive_halving") {
-    if ((p & (p - 1)) != 0) return -1;
-    for (int mask = p / 2; mask > 0; mask /= 2) {
-      std::vector<int> partner(p);
-      for (int r = 0; r < p; ++r) partner[r] = r ^ mask;
-      us += StepUs(t, partner, mask * block, c);
-    }
-    return us;
-  }
-  if (name == "hierarchical") return RailAlgorithmUs(t, block, c);
-  return -1;
-}
-
-double EstimateBroadcastUs(const std::string& name, const Topology& t, int root, size_t count,
-                           size_t elem_size, const CostModel& c) {
-  const int p = static_cast<int>(t.host_of.size());
-  if (p <= 1 || count == 0) return 0;
-  const double bytes = double(count) * double(elem_size);
-  auto real = [&](int vr) { return (vr + root) % p; };
-  double us = 0;
-  if (name == "binomial" || name == "scatter_allgather") {
-    // Binomial tree from the root: at mask m (largest first) the vranks that are
-    // multiples of 2m hold the data and send to vr + m the whole message, or for the
-    // scatter the chunks of that subtree.
-    const bool scatter = name == "scatter_allgather";
-    for (int mask = algo::CeilPow2(p) / 2; mask > 0; mask /= 2) {
-      std::vector<int> partner(p, -1);
-      for (int vr = 0; vr + mask < p; vr += 2 * mask) partner[real(vr)] = real(vr + mask);
-      const int subtree = std::min(mask, p - mask);
-      us += StepUs(t, partner, scatter ? bytes * subtree / p : bytes, c);
-    }
-    if (scatter) {
-      std::vector<int> next(p);
-      for (int r = 0; r < p; ++r) next[r] = (r + 1) % p;
-      us += (p - 1) * StepUs(t, next, bytes / p, c);
-    }
-    return us;
-  }
-  if (name == "ring") {
-    // broadcast_ring's segments; once the pipe is full every chain link is busy.
-    const size_t segs =
-        std::min(count, std::max<size_t>(p, (count + 16383) / 16384));
-    std::vector<int> chain(p, -1);
-    for (int vr = 0; vr + 1 < p; ++vr) chain[real(vr)] = real(vr + 1);
-    return double(segs + p - 2) * StepUs(t, chain, bytes / double(segs), c);
-  }
-  if (name == "hierarchical") {
-    // As broadcast_hierarchical.cc builds it, actives taken as each host's first m ranks.
-    const auto hosts = t.Hosts();
-    const int num_hosts = static_cast<int>(hosts.size());
-    const int root_host = t.host_of[root];
-    int m = p;
-    bool uneven = false;
-    for (const auto& h : hosts) {
-      m = std::min(m, static_cast<int>(h.size()));
-      uneven = uneven || h.size() != hosts[0].size();
-    }
-    const size_t chunk = (count + m - 1) / m;
-    const double chunk_bytes = double(chunk) * double(elem_size);
-    // 1. Scatter: the root writes m-1 chunks over shm.
-    if (m > 1) us += c.intra_alpha_us + (m - 1) * chunk_bytes / (c.intra_gbps * 125.0);
-    // 2. Every rail at once: a binomial tree over host positions, or the pipelined chain.
-    auto rail_step = [&](auto&& next_position, double step_bytes) {
-      std::vector<int> partner(p, -1);
-      for (int q = 0; q < num_hosts; ++q) {
-        const int to = next_position(q);
-        if (to < 0) continue;
-        for (int i = 0; i < m; ++i) {
-          partner[hosts[(q + root_host) % num_hosts][i]] = hosts[(to + root_host) % num_hosts][i];
-        }
-      }
-      return StepUs(t, partner, step_bytes, c);
-    };
-    const size_t segs = algo::HierarchicalBroadcastSegments(chunk, num_hosts);
-    if (num_hosts > 1 && segs == 1) {
-      for (int mask = algo::CeilPow2(num_hosts) / 2; mask > 0; mask /= 2) {
-        us += rail_step([&](int q) { return q % (2 * mask) == 0 && q + mask < num_hosts ? q + mask : -1; },
-                        chunk_bytes);
-      }
-    } else if (num_hosts > 1) {
-      us += double(segs + num_hosts - 2) *
-            rail_step([&](int q) { return q + 1 < num_hosts ? q + 1 : -1; },
-                      chunk_bytes / double(segs));
-    }
-    // 3. Ring allgather of the chunks inside each host.
-    std::vector<int> ring(p, -1);
-    for (const auto& h : hosts) {
-      for (int i = 0; i < m; ++i) ring[h[i]] = h[(i + 1) % m];
-    }
-    if (m > 1) us += (m - 1) * StepUs(t, ring, chunk_bytes, c);
-    // 4. The whole message to the extras.
-    if (uneven) us += c.intra_alpha_us + bytes / (c.intra_gbps * 125.0);
-    return us;
-  }
-  return -1;
-}
-
-Result<CostModel> CostModel::Parse(const std::string& text) {
-  CostModel model;
-  for (const std::string& entry : SplitCommas(text)) {
-    if (entry.empty()) continue;
-    const size_t eq = entry.find('=');
-    const std::string key = Trim(std::string_view(entry).substr(0, eq));
-    double* field = nullptr;
-    if (key == "intra_alpha_us") field = &model.intra_alpha_us;
-    if (key == "intra_gbps") field = &model.intra_gbps;
-    if (key == "inter_alpha_us") field = &model.inter_alpha_us;
-    if (key == "inter_gbps") field = &model.inter_gbps;
-    if (field == nullptr || eq == std::string::npos) {
-      return InvalidArgument(fmt::format(
-          "WEFT_COST_MODEL: '{}' is not key=value with a key among intra_alpha_us, intra_gbps, "
-          "inter_alpha_us, inter_gbps",
-          entry));
-    }
-    const std::string value = Trim(std::string_view(entry).substr(eq + 1));
-    char* end = nullptr;
-    const double v = std::strtod(value.c_str(), &end);
-    const bool is_alpha = key.find("alpha") != std::string::npos;
-    if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(v) || v < 0 ||
-        (v == 0 && !is_alpha)) {
-      return InvalidArgument(fmt::format("WEFT_COST_MODEL: {} needs a {} number, got '{}'", key,
-                                         is_alpha ? "non-negative" : "positive", value));
-    }
-    *field = v;
-  }
-  return model;
-}
-
-std::string CostModel::ToString() const {
-  return fmt::format("intra {} us {} Gbit/s, inter {} us {} Gbit/s", intra_alpha_us, intra_gbps,
-                     inter_alpha_us, inter_gbps);
-}
-
 Result<Planner> Planner::Create(const std::string& algo_override, const CostModel& costs) {
   Planner planner;
   planner.costs_ = costs;
-  if (Trim(algo_override).empty()) return planner;
+  if (TrimLower(algo_override).empty()) return planner;
   for (const std::string& entry : SplitCommas(algo_override)) {
     if (entry.empty()) continue;  // tolerate "ring," and ",,"
     const size_t colon = entry.find(':');
@@ -513,8 +235,8 @@ Result<Planner> Planner::Create(const std::string& algo_override, const CostMode
       }
       continue;
     }
-    const std::string coll_name = Trim(std::string_view(entry).substr(0, colon));
-    const std::string algo_name = Trim(std::string_view(entry).substr(colon + 1));
+    const std::string coll_name = TrimLower(std::string_view(entry).substr(0, colon));
+    const std::string algo_name = TrimLower(std::string_view(entry).substr(colon + 1));
     const int coll = FindCollective(coll_name);
     if (coll < 0) {
       return InvalidArgument(
@@ -553,37 +275,18 @@ Result<PlanChoice> Planner::Explain(const PlanRequest& request) const {
     }
     fallback = fmt::format("WEFT_ALGO's {} does not support this call; ", forced);
   }
-  const Algorithm* chosen = FindAlgorithm(spec.coll, DefaultName(spec, request.elem_size));
-  if (chosen != nullptr && chosen->supports(spec)) {
-    const Algorithm* hier = FindAlgorithm(spec.coll, "hierarchical");
-    if (hier != nullptr && hier->supports(spec) && IsMultiHostShared(spec)) {
-      const Topology& t = *spec.topology;
-      // Per-rank figures for the block collectives (count is each rank's block).
-      const bool per_rank =
-          spec.coll == Collective::kAllGather || spec.coll == Collective::kReduceScatter;
-      auto estimate = [&](const std::string& name) {
-        switch (spec.coll) {
-          case Collective::kAllGather:
-            return EstimateAllGatherUs(name, t, double(bytes), costs_);
-          case Collective::kReduceScatter:
-            return EstimateReduceScatterUs(name, t, double(bytes), costs_);
-          case Collective::kBroadcast:
-            return EstimateBroadcastUs(name, t, spec.root, spec.count, request.elem_size, costs_);
-          default:
-            return EstimateAllReduceUs(name, t, double(bytes), costs_);
-        }
-      };
-      const double flat_us = estimate(chosen->name);
-      const double hier_us = estimate("hierarchical");
-      const bool use_hier = hier_us >= 0 && flat_us >= 0 && hier_us < flat_us;
-      return PlanChoice{
-          use_hier ? hier : chosen,
-          fmt::format("{}cost model for {}{} on {} ({}): hierarchical {:.1f} us, {} "
-                      "{:.1f} us",
-                      fallback, FormatBytes(bytes), per_rank ? " per rank" : "", t.Describe(),
-                      costs_.ToString(), hier_us, chosen->name, flat_us)};
+  const Algorithm* by_size = FindAlgorithm(spec.coll, DefaultName(spec, request.elem_size));
+  if (by_size != nullptr && !by_size->supports(spec)) by_size = nullptr;
+  // Across hosts: every algorithm the model can cost, the cheapest wins.
+  if (IsMultiHostShared(spec)) {
+    const std::vector<Candidate> candidates = WeighAll(request, by_size, costs_);
+    if (!candidates.empty()) {
+      return PlanChoice{candidates.front().algorithm,
+                        fallback + ExplainWeighing(request, candidates, costs_)};
     }
-    return PlanChoice{chosen,
+  }
+  if (by_size != nullptr) {
+    return PlanChoice{by_size,
                       fmt::format("{}size thresholds for {}{}", fallback, FormatBytes(bytes),
                                   spec.topology ? " on " + spec.topology->Describe() : "")};
   }

@@ -35,6 +35,9 @@ Schedule BuildBroadcastHierarchical(const CollectiveSpec& spec);
 // elements on `num_hosts` hosts; 1 means a binomial tree over the hosts instead (shared
 // with the planner's cost model).
 size_t HierarchicalBroadcastSegments(size_t chunk, int num_hosts);
+// Segments of the ring broadcast's chain for `count` elements on `size` ranks (shared
+// with the planner's cost model).
+size_t RingBroadcastSegments(size_t count, int size);
 Schedule BuildBroadcastBinomial(const CollectiveSpec& spec);
 Schedule BuildBroadcastRing(const CollectiveSpec& spec);
 Schedule BuildBroadcastScatterAllGather(const CollectiveSpec& spec);

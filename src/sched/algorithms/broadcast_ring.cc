@@ -19,12 +19,12 @@ namespace {
 
 constexpr size_t kSegmentElems = 16384;
 
-size_t SegmentCount(size_t count, int size) {
+}  // namespace
+
+size_t RingBroadcastSegments(size_t count, int size) {
   const size_t by_size = (count + kSegmentElems - 1) / kSegmentElems;
   return std::min(count, std::max(static_cast<size_t>(size), by_size));
 }
-
-}  // namespace
 
 Schedule BuildBroadcastRing(const CollectiveSpec& spec) {
   Builder b;
@@ -38,7 +38,7 @@ Schedule BuildBroadcastRing(const CollectiveSpec& spec) {
   }
   if (n == 1 || count == 0) return b.Finish();
 
-  const int segs = static_cast<int>(std::min<size_t>(SegmentCount(count, n), 1 << 30));
+  const int segs = static_cast<int>(std::min<size_t>(RingBroadcastSegments(count, n), 1 << 30));
   const Buf from = is_root ? Buf::kInput : Buf::kOutput;
   auto seg = [&](Buf buf, long long j) {
     const int i = static_cast<int>(j);

@@ -123,8 +123,20 @@ TEST(HierarchicalPlanner, BroadcastAndReduceScatterChosenForLargeMessages) {
     for (int root : {0, 1, size - 1}) {
       auto bcast = p.Explain(CollRequest(Collective::kBroadcast, 64 << 20, t, root));
       ASSERT_TRUE(bcast.ok());
-      EXPECT_STREQ(bcast.value().algorithm->name, "hierarchical")
-          << t->Describe() << " root " << root << ": " << bcast.value().reason;
+      // With one link per host every broadcast puts the message once on each host link
+      // (the binomial tree too, from the first rank of one of 2 hosts); hierarchical must
+      // be 10% under the best flat one. Its rails give it that with 4 and 8 ranks per
+      // host (the ring pays a fill of p-1 hops and a latency per 64 KiB segment, where one
+      // rail step moves a segment per local rank), not with 2.
+      const bool tree_from_first = per_host.size() == 2 && root == 0;
+      if (per_host[0] >= 4 && !tree_from_first) {
+        EXPECT_STREQ(bcast.value().algorithm->name, "hierarchical")
+            << t->Describe() << " root " << root << ": " << bcast.value().reason;
+      }
+      if (per_host[0] == 2) {
+        EXPECT_STRNE(bcast.value().algorithm->name, "hierarchical")
+            << t->Describe() << " root " << root << ": " << bcast.value().reason;
+      }
     }
     auto rs = p.Explain(CollRequest(Collective::kReduceScatter, 4 << 20, t));
     ASSERT_TRUE(rs.ok());
@@ -169,7 +181,9 @@ TEST(HierarchicalPlanner, ForcedBroadcastAndReduceScatter) {
                "hierarchical");
   auto uneven = p.Explain(CollRequest(Collective::kReduceScatter, 8 << 20, Contiguous({3, 1})));
   ASSERT_TRUE(uneven.ok());
-  EXPECT_STREQ(uneven.value().algorithm->name, "ring");
+  // The fallback is the model's cheapest of the others (4 ranks: recursive halving's 2
+  // steps against the ring's 3, each with one block leaving the big host).
+  EXPECT_STREQ(uneven.value().algorithm->name, "recursive_halving") << uneven.value().reason;
   EXPECT_NE(uneven.value().reason.find("does not support"), std::string::npos);
   EXPECT_STREQ(p.Choose(CollRequest(Collective::kReduceScatter, 8, Contiguous({2, 2})))
                    .value()->name,
