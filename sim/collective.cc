@@ -92,6 +92,16 @@ double BusBwFactor(Collective coll, int n) {
   }
 }
 
+sched::CostModel PlannerCostsFor(const ClusterSpec& c) {
+  sched::CostModel m;
+  m.intra_alpha_us = c.intra_alpha_s * 1e6;
+  m.intra_gbps = c.intra_bytes_per_s * 8 / 1e9;
+  m.inter_alpha_us = c.inter_alpha_s * 1e6;
+  m.inter_gbps = c.nic_bytes_per_s * 8 / 1e9;
+  m.inter_links = c.nics_per_host;
+  return m;
+}
+
 Result<Prediction> PredictCollective(const ClusterSpec& cluster, const CollectiveQuery& query,
                                      SymmetryMode mode) {
   WEFT_RETURN_IF_ERROR(Validate(cluster));
@@ -107,7 +117,8 @@ Result<Prediction> PredictCollective(const ClusterSpec& cluster, const Collectiv
   spec.topology = std::make_shared<const sched::Topology>(
       sched::Topology::Contiguous(std::vector<int>(cluster.hosts, cluster.accels_per_host)));
 
-  WEFT_ASSIGN_OR_RETURN(sched::Planner planner, sched::Planner::Create(query.algo));
+  const sched::CostModel costs = query.planner_costs.value_or(PlannerCostsFor(cluster));
+  WEFT_ASSIGN_OR_RETURN(sched::Planner planner, sched::Planner::Create(query.algo, costs));
   WEFT_ASSIGN_OR_RETURN(const sched::Algorithm* algo, planner.Choose({spec, elem}));
 
   Plan plan = PlanSymmetry(cluster, *algo, spec, mode);
@@ -116,6 +127,7 @@ Result<Prediction> PredictCollective(const ClusterSpec& cluster, const Collectiv
 
   Prediction out;
   out.algorithm = algo->name;
+  out.planner_costs = costs.ToSpec();
   out.count = spec.count;
   out.seconds = run.seconds;
   // nccl-tests' S: the size column rounded to what the ranks really move.

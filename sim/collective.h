@@ -8,10 +8,12 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "core/status.h"
 #include "core/types.h"
+#include "sched/cost_model.h"
 #include "sched/schedule.h"
 #include "sim/cluster.h"
 #include "sim/symmetry.h"
@@ -24,7 +26,14 @@ struct CollectiveQuery {
   DataType dtype = DataType::kFloat32;
   int root = 0;
   std::string algo;  // WEFT_ALGO syntax ("ring", "allreduce:ring"); empty: planner default
+  // The figures the planner weighs algorithms with (WEFT_COST_MODEL on a real run).
+  // Empty: the cluster's own (PlannerCostsFor), as a run told its fabric would use.
+  std::optional<sched::CostModel> planner_costs;
 };
+
+// The cluster's figures in the planner's terms: intra latency and bandwidth per rank,
+// inter latency, bandwidth per NIC and NICs per host.
+sched::CostModel PlannerCostsFor(const ClusterSpec& cluster);
 
 enum class SymmetryMode {
   kAuto,        // use a symmetry when the cluster and a sampled check allow it
@@ -34,6 +43,7 @@ enum class SymmetryMode {
 
 struct Prediction {
   std::string algorithm;  // the registry name the planner chose
+  std::string planner_costs;  // the figures it chose with, WEFT_COST_MODEL syntax
   size_t count = 0;       // elements per rank, as in CollectiveSpec::count
   double seconds = 0;
   double algbw_gbps = 0;  // GB/s (1e9), nccl-tests convention

@@ -420,6 +420,12 @@ Result<CostModel> CostModel::Parse(const std::string& text) {
   return model;
 }
 
+std::string CostModel::ToSpec() const {
+  return fmt::format("intra_alpha_us={:g},intra_gbps={:g},inter_alpha_us={:g},inter_gbps={:g},"
+                     "inter_links={:g}",
+                     intra_alpha_us, intra_gbps, inter_alpha_us, inter_gbps, inter_links);
+}
+
 std::string CostModel::ToString() const {
   return fmt::format("intra {} us {} Gbit/s, inter {} us {} Gbit/s{}", intra_alpha_us, intra_gbps,
                      inter_alpha_us, inter_gbps,
@@ -535,6 +541,7 @@ double EstimateUs(const std::string& name, const CollectiveSpec& spec, size_t el
     case Collective::kBarrier:
       return -1;
   }
+  return -1;
 }
 
 }  // namespace weft::sched

@@ -34,6 +34,8 @@ struct CostModel {
   static Result<CostModel> Parse(const std::string& text);
   // "intra 2 us 80 Gbit/s, inter 25 us 10 Gbit/s" (and " x 4 links" when more than one)
   std::string ToString() const;
+  // The WEFT_COST_MODEL text that Parse() reads back as these figures.
+  std::string ToSpec() const;
 };
 
 // Estimated time (microseconds) of allreduce algorithm `name` on `topology` for `bytes`

@@ -58,6 +58,7 @@ bool WriteJson(const std::string& path, const ClusterSpec& c, const CollectiveOp
   j["dtype"] = o.dtype;
   j["nic_policy"] = o.cluster.nic_policy;
   j["oversubscription"] = c.oversubscription;
+  if (!rows.empty()) j["planner_cost_model"] = rows.front().p.planner_costs;
   for (const Row& r : rows) {
     j["rows"].push_back({{"bytes", r.bytes},
                          {"count", r.p.count},
@@ -94,6 +95,10 @@ CLI::App* AddCollectiveCommand(CLI::App* app, CollectiveOptions* o) {
   cmd->add_option("-r,--root", o->root, "root rank of rooted collectives");
   cmd->add_option("--algo", o->algo,
                   "force an algorithm, WEFT_ALGO syntax (ring, allreduce:rabenseifner)");
+  cmd->add_option("--cost-model", o->cost_model,
+                  "the figures the planner chooses with, WEFT_COST_MODEL syntax, or 'default' "
+                  "for weft's built-in ones (what a run not told its fabric uses); "
+                  "default: the cluster's own");
   cmd->add_option("--json", o->json_path, "also write the rows as JSON to FILE");
   cmd->add_option("--plot", o->plot_path, "write a busbw-vs-size SVG plot to FILE.svg");
   cmd->add_flag("--no-symmetry", o->no_symmetry, "simulate every rank (slow at scale)");
@@ -116,7 +121,18 @@ int RunCollective(const CollectiveOptions& o) {
     fmt::print(stderr, "weft-sim: bad --op, --datatype or size range\n");
     return 2;
   }
+  std::optional<sched::CostModel> costs;
+  if (!o.cost_model.empty()) {
+    auto parsed = sched::CostModel::Parse(o.cost_model == "default" ? "" : o.cost_model);
+    if (!parsed.ok()) {
+      fmt::print(stderr, "weft-sim: --cost-model: {}\n", parsed.status().ToString());
+      return 2;
+    }
+    costs = *parsed;
+  }
   PrintHeader(c, o);
+  fmt::print("# planner chooses with WEFT_COST_MODEL={}\n#\n",
+             costs.value_or(PlannerCostsFor(c)).ToSpec());
   const SymmetryMode mode = o.no_symmetry       ? SymmetryMode::kOff
                             : o.verify_symmetry ? SymmetryMode::kExhaustive
                                                 : SymmetryMode::kAuto;
@@ -130,6 +146,7 @@ int RunCollective(const CollectiveOptions& o) {
     q.dtype = *dtype;
     q.root = o.root;
     q.algo = o.algo;
+    q.planner_costs = costs;
     const auto t0 = std::chrono::steady_clock::now();
     auto p = PredictCollective(c, q, mode);
     const double wall =

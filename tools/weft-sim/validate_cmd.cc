@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cluster_build.h"
+#include "core/env.h"
 #include "sim/collective.h"
 #include "sim/fit.h"
 #include "sizes.h"
@@ -92,6 +93,10 @@ Result<Prediction> At(const ClusterSpec& base, const Point& p, double alpha_s) {
   q.coll = *OpOf(p.op);
   q.bytes = p.bytes;
   q.dtype = p.dtype;
+  // The measured runs chose with weft's built-in figures, or with WEFT_COST_MODEL when
+  // it was set for them (set it here too): predict the algorithm they ran.
+  WEFT_ASSIGN_OR_RETURN(q.planner_costs,
+                        sched::CostModel::Parse(GetEnv("WEFT_COST_MODEL").value_or("")));
   return PredictCollective(c, q);
 }
 

@@ -146,7 +146,8 @@ namespace {
 TEST(ScaleTest, FourThousandRanksUseTheShortcut) {
   ClusterSpec c = Hier(512, 8, 4, NicPolicy::kRail);
   const auto t0 = std::chrono::steady_clock::now();
-  const Prediction p = RunSim(c, Collective::kAllReduce, size_t{1} << 30, "", SymmetryMode::kAuto);
+  const Prediction p =
+      RunSim(c, Collective::kAllReduce, size_t{1} << 30, "ring", SymmetryMode::kAuto);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(p.algorithm, "ring");
   EXPECT_EQ(p.symmetry, "translation/8");
