@@ -13,8 +13,8 @@ class Deadline {
 
   static Deadline After(std::chrono::nanoseconds d) { return Deadline(Clock::now() + d); }
   static Deadline AfterSeconds(double s) {
-    return After(std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::duration<double>(s)));
+    return After(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(s)));
   }
   static Deadline Never() { return Deadline(Clock::time_point::max()); }
 
@@ -37,8 +37,8 @@ class LazyDeadline {
  public:
   explicit LazyDeadline(std::chrono::nanoseconds d) : d_(d) {}
   static LazyDeadline AfterSeconds(double s) {
-    return LazyDeadline(std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::duration<double>(s)));
+    return LazyDeadline(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(s)));
   }
   static LazyDeadline Never() { return LazyDeadline(std::chrono::nanoseconds::max()); }
 

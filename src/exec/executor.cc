@@ -1,12 +1,13 @@
 #include "exec/executor.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
-#include <fmt/format.h>
-
 #include "exec/reduce.h"
+#include "exec/streaming_store.h"
 
 namespace weft::exec {
 
@@ -21,8 +22,7 @@ Executor::Executor(transport::Mesh* mesh)
       recv_steps_(mesh->size(), 0),
       backoff_(Oversubscribed(*mesh)) {}
 
-Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx,
-                     const Buffers& bufs) {
+Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx, const Buffers& bufs) {
   ctx_ = &ctx;
   bufs_ = bufs;
   esize_ = DataTypeSize(ctx.dtype);
@@ -49,7 +49,7 @@ Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx,
         void* dst = Ptr(step.dst);
         const void* src = Ptr(step.src);
         if (i + 1 < steps.size() && FusesWithNext(step, steps[i + 1])) {
-          reduce_into_(dst, src, Ptr(steps[i + 1].src), step.dst.count);
+          FusedReduce(dst, src, Ptr(steps[i + 1].src), step.dst.count, step.dst.count);
           ++i;
         } else if (dst != src) {
           std::memmove(dst, src, step.dst.count * esize_);
@@ -89,6 +89,10 @@ constexpr size_t kEagerMinBytes = 64 << 10;
 // At most this much is reduced between two passes over the links, so sends and other
 // receives of the round keep moving while a large receive is reduced.
 constexpr size_t kEagerSliceBytes = 256 << 10;
+// A fused copy+reduce whose output is at least this large writes it with streaming
+// stores (exec/streaming_store.h): it no longer fits in cache, and a normal store would
+// read every output line before writing it. At 1 MiB both ways cost the same here.
+constexpr size_t kStreamingMinBytes = 4 << 20;
 
 bool Overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
   const auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
@@ -109,8 +113,8 @@ void Executor::PlanEagerReduce(const sched::Round& round) {
   eager_.active = false;
   const auto& steps = round.steps;
   size_t first = 0;
-  while (first < steps.size() && (steps[first].kind == StepKind::kSend ||
-                                  steps[first].kind == StepKind::kRecv))
+  while (first < steps.size() &&
+         (steps[first].kind == StepKind::kSend || steps[first].kind == StepKind::kRecv))
     ++first;
   if (first == steps.size()) return;
   EagerReduce e;
@@ -156,7 +160,7 @@ bool Executor::AdvanceEagerReduce() {
   auto* dst = static_cast<char*>(eager_.dst) + off;
   const auto* y = static_cast<const char*>(eager_.y) + off;
   if (eager_.fused) {
-    reduce_into_(dst, static_cast<const char*>(eager_.x) + off, y, n);
+    FusedReduce(dst, static_cast<const char*>(eager_.x) + off, y, n, eager_.count);
   } else {
     reduce_(dst, y, n);
   }
@@ -164,12 +168,27 @@ bool Executor::AdvanceEagerReduce() {
   return true;
 }
 
+void Executor::FusedReduce(void* dst, const void* x, const void* y, size_t count,
+                           size_t step_count) {
+  if (step_count * esize_ >= kStreamingMinBytes) {
+    ReduceIntoStreaming(reduce_into_, esize_, dst, x, y, count);
+  } else {
+    reduce_into_(dst, x, y, count);
+  }
+}
+
 void* Executor::Ptr(const Slice& s) const {
   char* base = nullptr;
   switch (s.buf) {
-    case Buf::kInput: base = static_cast<char*>(const_cast<void*>(bufs_.input)); break;
-    case Buf::kOutput: base = static_cast<char*>(bufs_.output); break;
-    case Buf::kScratch: base = static_cast<char*>(bufs_.scratch); break;
+    case Buf::kInput:
+      base = static_cast<char*>(const_cast<void*>(bufs_.input));
+      break;
+    case Buf::kOutput:
+      base = static_cast<char*>(bufs_.output);
+      break;
+    case Buf::kScratch:
+      base = static_cast<char*>(bufs_.scratch);
+      break;
   }
   return base + s.offset * esize_;
 }
@@ -206,8 +225,7 @@ Status Executor::Communicate(const sched::Round& round, size_t round_index) {
   // Post receives first, then sends, once the vectors stop growing (links keep pointers
   // to the ops).
   auto track = [&](transport::Link* link) {
-    if (std::find(active_.begin(), active_.end(), link) == active_.end())
-      active_.push_back(link);
+    if (std::find(active_.begin(), active_.end(), link) == active_.end()) active_.push_back(link);
   };
   for (size_t i = 0; i < recvs_.size(); ++i) {
     transport::Link* link = mesh_->link(recv_peers_[i]);
@@ -248,9 +266,9 @@ Status Executor::PollUntilDone(size_t round_index) {
       if (!link->Busy()) continue;
       auto r = link->Progress();
       if (!r.ok()) {
-        return r.status().WithContext(fmt::format("rank {}: {} seq {} round {} ({} link to rank {})",
-                                                  mesh_->rank(), ctx_->what, ctx_->seq,
-                                                  round_index, link->Name(), link->peer()));
+        return r.status().WithContext(
+            fmt::format("rank {}: {} seq {} round {} ({} link to rank {})", mesh_->rank(),
+                        ctx_->what, ctx_->seq, round_index, link->Name(), link->peer()));
       }
       moved |= r.value();
     }
@@ -297,9 +315,10 @@ Status Executor::TimeoutError(size_t round_index) const {
     if (!sends_[i].done)
       waiting += fmt::format("{}send of {} bytes to rank {}", waiting.empty() ? "" : ", ",
                              sends_[i].header.bytes, send_peers_[i]);
-  return DeadlineExceeded(fmt::format("rank {}: {} seq {} timed out (WEFT_TIMEOUT) in round {} "
-                                      "waiting for {}",
-                                      mesh_->rank(), ctx_->what, ctx_->seq, round_index, waiting));
+  return DeadlineExceeded(
+      fmt::format("rank {}: {} seq {} timed out (WEFT_TIMEOUT) in round {} "
+                  "waiting for {}",
+                  mesh_->rank(), ctx_->what, ctx_->seq, round_index, waiting));
 }
 
 }  // namespace weft::exec

@@ -26,12 +26,12 @@ namespace weft::exec {
 
 struct ExecContext {
   DataType dtype = DataType::kFloat32;
-  RedOp op = RedOp::kSum;       // kAvg is reduced as kSum
-  int root = -1;                // rooted collectives; -1 otherwise (WireHeader root tag)
-  uint16_t kind = 0;            // WireHeader::kind
-  uint64_t seq = 0;             // WireHeader::seq
+  RedOp op = RedOp::kSum;  // kAvg is reduced as kSum
+  int root = -1;           // rooted collectives; -1 otherwise (WireHeader root tag)
+  uint16_t kind = 0;       // WireHeader::kind
+  uint64_t seq = 0;        // WireHeader::seq
   LazyDeadline deadline = LazyDeadline::Never();  // WEFT_TIMEOUT, from the first wait
-  const char* what = "";        // "allreduce", for error messages
+  const char* what = "";                          // "allreduce", for error messages
   // Set by another thread to abandon the call (weftCommAbort): every wait returns Aborted
   // within one poll interval (Backoff: at most 100 ms). May be null.
   const std::atomic<bool>* abort = nullptr;
@@ -63,6 +63,9 @@ class Executor {
   Status AbortedError(size_t round_index) const;
   void* Ptr(const sched::Slice& s) const;
   bool FusesWithNext(const sched::Step& copy, const sched::Step& next) const;
+  // dst = x (op) y over `count` elements of a step of `step_count`: with streaming
+  // stores when the step's output is too large for the cache.
+  void FusedReduce(void* dst, const void* x, const void* y, size_t count, size_t step_count);
   // Reduce as it lands: see PlanEagerReduce in executor.cc.
   void PlanEagerReduce(const sched::Round& round);
   bool AdvanceEagerReduce();
@@ -81,14 +84,14 @@ class Executor {
   // reduced piece by piece while the rest arrives (PlanEagerReduce).
   struct EagerReduce {
     bool active = false;
-    size_t recv = 0;         // index in recvs_ of the receive it reads (y)
-    size_t first_step = 0;   // its step in the round; fused: this copy and the next reduce
-    bool fused = false;      // dst = x (op) y; otherwise dst (op)= y
+    size_t recv = 0;        // index in recvs_ of the receive it reads (y)
+    size_t first_step = 0;  // its step in the round; fused: this copy and the next reduce
+    bool fused = false;     // dst = x (op) y; otherwise dst (op)= y
     void* dst = nullptr;
     const void* x = nullptr;
     const void* y = nullptr;
-    size_t count = 0;        // elements
-    size_t done = 0;         // elements reduced so far
+    size_t count = 0;  // elements
+    size_t done = 0;   // elements reduced so far
   };
   EagerReduce eager_;
   // Reused between calls.

@@ -9,8 +9,8 @@
 #include <memory>
 #include <vector>
 
-#include "exec/p2p_engine.h"
 #include "../transport/test_util.h"
+#include "exec/p2p_engine.h"
 
 namespace weft::exec {
 namespace {

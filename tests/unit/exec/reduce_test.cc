@@ -13,6 +13,7 @@
 
 #include "core/half.h"
 #include "exec/reduce_internal.h"
+#include "exec/streaming_store.h"
 #include "half_reference.h"
 
 namespace weft::exec {
@@ -30,10 +31,15 @@ struct IntRef {
     // Two's-complement wrap: compute mod 2^64, keep the low bits.
     const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
     switch (op) {
-      case RedOp::kSum: case RedOp::kAvg: return static_cast<T>(ua + ub);
-      case RedOp::kProd: return static_cast<T>(ua * ub);
-      case RedOp::kMin: return std::min(a, b);
-      case RedOp::kMax: return std::max(a, b);
+      case RedOp::kSum:
+      case RedOp::kAvg:
+        return static_cast<T>(ua + ub);
+      case RedOp::kProd:
+        return static_cast<T>(ua * ub);
+      case RedOp::kMin:
+        return std::min(a, b);
+      case RedOp::kMax:
+        return std::max(a, b);
     }
     return 0;
   }
@@ -46,10 +52,15 @@ struct IntRef {
 template <typename F>
 F RefOp(RedOp op, F a, F b) {
   switch (op) {
-    case RedOp::kSum: case RedOp::kAvg: return a + b;
-    case RedOp::kProd: return a * b;
-    case RedOp::kMin: return b < a ? b : a;
-    case RedOp::kMax: return b > a ? b : a;
+    case RedOp::kSum:
+    case RedOp::kAvg:
+      return a + b;
+    case RedOp::kProd:
+      return a * b;
+    case RedOp::kMin:
+      return b < a ? b : a;
+    case RedOp::kMax:
+      return b > a ? b : a;
   }
   return 0;
 }
@@ -96,11 +107,11 @@ struct HalfRef {
 };
 
 // In DataType order.
-using Refs = std::tuple<IntRef<int8_t>, IntRef<uint8_t>, IntRef<int32_t>, IntRef<uint32_t>,
-                        IntRef<int64_t>, IntRef<uint64_t>,
-                        HalfRef<testing::RefFloatToFp16, testing::RefFp16ToFloat>,
-                        HalfRef<testing::RefFloatToBf16, testing::RefBf16ToFloat>,
-                        FloatRef<float>, FloatRef<double>>;
+using Refs =
+    std::tuple<IntRef<int8_t>, IntRef<uint8_t>, IntRef<int32_t>, IntRef<uint32_t>, IntRef<int64_t>,
+               IntRef<uint64_t>, HalfRef<testing::RefFloatToFp16, testing::RefFp16ToFloat>,
+               HalfRef<testing::RefFloatToBf16, testing::RefBf16ToFloat>, FloatRef<float>,
+               FloatRef<double>>;
 
 // Calls f.template operator()<Ref>() for the Ref of `dtype`.
 template <typename F, size_t I = 0>
@@ -191,18 +202,26 @@ TEST_P(ReduceAllTest, ReduceIntoMatchesScalarReference) {
     for (size_t count : kCounts) {
       for (bool dst_is_a : {false, true}) {
         for (size_t off : {0, 1}) {
-          std::vector<S> a(count + 2), b(count + 2), dst(count + 2);
-          for (auto& v : a) v = Ref::Random(rng);
-          for (auto& v : b) v = Ref::Random(rng);
-          for (auto& v : dst) v = Ref::Random(rng);
-          std::vector<S>& out = dst_is_a ? a : dst;
-          std::vector<S> want = out;
-          for (size_t i = 0; i < count; ++i) want[1 + i] = Ref::Apply(op, a[1 + i], b[off + i]);
-          fn(out.data() + 1, a.data() + 1, b.data() + off, count);
-          for (size_t i = 0; i < out.size(); ++i) {
-            ASSERT_TRUE(Ref::Same(out[i], want[i]))
-                << "count=" << count << " dst_is_a=" << dst_is_a << " off=" << off
-                << " i=" << i << " got " << Ref::Show(out[i]) << " want " << Ref::Show(want[i]);
+          for (bool streaming : {false, true}) {  // exec/streaming_store.h
+            std::vector<S> a(count + 2), b(count + 2), dst(count + 2);
+            for (auto& v : a) v = Ref::Random(rng);
+            for (auto& v : b) v = Ref::Random(rng);
+            for (auto& v : dst) v = Ref::Random(rng);
+            std::vector<S>& out = dst_is_a ? a : dst;
+            std::vector<S> want = out;
+            for (size_t i = 0; i < count; ++i) want[1 + i] = Ref::Apply(op, a[1 + i], b[off + i]);
+            if (streaming) {
+              ReduceIntoStreaming(fn, sizeof(S), out.data() + 1, a.data() + 1, b.data() + off,
+                                  count);
+            } else {
+              fn(out.data() + 1, a.data() + 1, b.data() + off, count);
+            }
+            for (size_t i = 0; i < out.size(); ++i) {
+              ASSERT_TRUE(Ref::Same(out[i], want[i]))
+                  << "count=" << count << " dst_is_a=" << dst_is_a << " off=" << off
+                  << " streaming=" << streaming << " i=" << i << " got " << Ref::Show(out[i])
+                  << " want " << Ref::Show(want[i]);
+            }
           }
         }
       }
@@ -222,10 +241,31 @@ INSTANTIATE_TEST_SUITE_P(
              RedOpName(static_cast<RedOp>(std::get<1>(info.param))) + "_" + isa;
     });
 
+// Streaming stores: every head/body/tail split of the 16-byte alignment, and nothing
+// written outside the range.
+TEST(StreamingCopyTest, EveryAlignmentAndLength) {
+  std::vector<uint8_t> src(5000), dst(5100);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 7 + 3);
+  for (size_t doff = 0; doff < 17; ++doff) {
+    for (size_t soff : {0, 3}) {
+      for (size_t bytes : {0, 1, 15, 16, 17, 63, 64, 65, 127, 4000}) {
+        std::fill(dst.begin(), dst.end(), 0xEE);
+        StreamingCopy(dst.data() + doff, src.data() + soff, bytes);
+        StreamingFence();
+        for (size_t i = 0; i < dst.size(); ++i) {
+          const bool inside = i >= doff && i < doff + bytes;
+          ASSERT_EQ(dst[i], inside ? src[soff + i - doff] : 0xEE)
+              << "doff=" << doff << " soff=" << soff << " bytes=" << bytes << " i=" << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(ReduceTest, GetReduceFnUsesTheSelectedVariant) {
-  EXPECT_EQ(GetReduceFn(DataType::kFloat16, RedOp::kSum),
-            internal::GetReduceFnForIsa(DataType::kFloat16, RedOp::kSum,
-                                        internal::SelectedReduceIsa()));
+  EXPECT_EQ(
+      GetReduceFn(DataType::kFloat16, RedOp::kSum),
+      internal::GetReduceFnForIsa(DataType::kFloat16, RedOp::kSum, internal::SelectedReduceIsa()));
 }
 
 // --- DivideInPlace -------------------------------------------------------------------
