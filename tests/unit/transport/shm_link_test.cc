@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include "core/futex.h"
@@ -196,6 +197,22 @@ TEST(ShmLinkTest, DrainedSmallMessagesRewindAndArriveIntact) {
   }
 }
 
+// Pumps the pair until `s` and `r` are done (or 10 s pass); after each pass in which
+// r.landed moved, checks that the landed prefix is final and calls on_landed(landed).
+void PumpWatchingLanded(Pair& p, const SendOp& s, const RecvOp& r, const uint8_t* in,
+                        const uint8_t* out, const std::function<void(uint64_t)>& on_landed) {
+  const Deadline deadline = Deadline::AfterSeconds(10);
+  while (!(r.done && s.done) && !deadline.expired()) {
+    ASSERT_TRUE(p.a->Progress().ok());
+    const uint64_t before = r.landed;
+    ASSERT_TRUE(p.b->Progress().ok());
+    if (r.landed == before) continue;
+    ASSERT_EQ(std::memcmp(in, out, r.landed), 0) << "landed " << r.landed;
+    on_landed(r.landed);
+  }
+  ASSERT_TRUE(r.done && s.done);
+}
+
 // A single-copy receive consumed as it lands (RecvOp::incremental) arrives one piece per
 // Progress() pass, in order, with `landed` telling how much is final; without the flag
 // the whole message is copied at once. Ring-path receives keep `landed` current too.
@@ -210,20 +227,12 @@ TEST(ShmLinkTest, IncrementalSingleCopyLandsPieceByPiece) {
     p.a->PostSend(&s);
     p.b->PostRecv(&r);
     std::vector<uint64_t> seen;
-    const Deadline deadline = Deadline::AfterSeconds(10);
-    while (!(r.done && s.done) && !deadline.expired()) {
-      ASSERT_TRUE(p.a->Progress().ok());
-      uint64_t before = r.landed;
-      ASSERT_TRUE(p.b->Progress().ok());
-      if (r.landed != before) {
-        seen.push_back(r.landed);
-        ASSERT_EQ(std::memcmp(in.data(), out.data(), r.landed), 0) << "landed " << r.landed;
-        if (r.landed < bytes) {
-          EXPECT_EQ(in[r.landed], 0) << "bytes past `landed` were written already";
-        }
+    PumpWatchingLanded(p, s, r, in.data(), out.data(), [&](uint64_t landed) {
+      seen.push_back(landed);
+      if (landed < bytes) {
+        EXPECT_EQ(in[landed], 0) << "bytes past `landed` were written already";
       }
-    }
-    ASSERT_TRUE(r.done && s.done);
+    });
     EXPECT_EQ(in, out);
     if (incremental) {
       EXPECT_EQ(seen, (std::vector<uint64_t>{kIncrementalPieceBytes, 2 * kIncrementalPieceBytes,
@@ -240,17 +249,7 @@ TEST(ShmLinkTest, IncrementalSingleCopyLandsPieceByPiece) {
   p.a->PostSend(&s);
   p.b->PostRecv(&r);
   int steps = 0;
-  const Deadline deadline = Deadline::AfterSeconds(10);
-  while (!(r.done && s.done) && !deadline.expired()) {
-    ASSERT_TRUE(p.a->Progress().ok());
-    uint64_t before = r.landed;
-    ASSERT_TRUE(p.b->Progress().ok());
-    if (r.landed != before) {
-      ++steps;
-      ASSERT_EQ(std::memcmp(in.data(), out.data(), r.landed), 0);
-    }
-  }
-  ASSERT_TRUE(r.done);
+  PumpWatchingLanded(p, s, r, in.data(), out.data(), [&](uint64_t) { ++steps; });
   EXPECT_EQ(r.landed, out.size());
   EXPECT_GE(steps, 2) << "an 8000-byte message through a 4096-byte ring lands in parts";
   EXPECT_EQ(in, out);
