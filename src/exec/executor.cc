@@ -60,6 +60,15 @@ Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx, co
   return Status::Ok();
 }
 
+namespace {
+
+bool Overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  const auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+  return pa < pb + b_bytes && pb < pa + a_bytes;
+}
+
+}  // namespace
+
 // Out-of-place algorithms start a reduction with "copy x to dst; reduce y into dst"
 // (sched/algorithms: ring, recursive doubling, binomial, ...). Run as dst = x (op) y,
 // that is one pass over memory instead of two (the copy's write and the reduce's re-read
@@ -72,13 +81,10 @@ bool Executor::FusesWithNext(const Step& copy, const Step& next) const {
       next.dst.offset != copy.dst.offset || next.dst.count != copy.dst.count)
     return false;
   const size_t bytes = copy.dst.count * esize_;
-  auto disjoint = [bytes](const void* p, const void* q) {
-    auto a = reinterpret_cast<uintptr_t>(p), b = reinterpret_cast<uintptr_t>(q);
-    return a + bytes <= b || b + bytes <= a;
-  };
   const void* dst = Ptr(copy.dst);
   const void* x = Ptr(copy.src);
-  return disjoint(Ptr(next.src), dst) && (x == dst || disjoint(x, dst));
+  return !Overlaps(Ptr(next.src), bytes, dst, bytes) &&
+         (x == dst || !Overlaps(x, bytes, dst, bytes));
 }
 
 namespace {
@@ -93,11 +99,6 @@ constexpr size_t kEagerSliceBytes = 256 << 10;
 // stores (exec/streaming_store.h): it no longer fits in cache, and a normal store would
 // read every output line before writing it. At 1 MiB both ways cost the same here.
 constexpr size_t kStreamingMinBytes = 4 << 20;
-
-bool Overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
-  const auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
-  return pa < pb + b_bytes && pb < pa + a_bytes;
-}
 
 }  // namespace
 

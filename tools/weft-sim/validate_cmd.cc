@@ -94,9 +94,11 @@ Result<Prediction> At(const ClusterSpec& base, const Point& p, double alpha_s) {
   q.bytes = p.bytes;
   q.dtype = p.dtype;
   // The measured runs chose with weft's built-in figures, or with WEFT_COST_MODEL when
-  // it was set for them (set it here too): predict the algorithm they ran.
-  WEFT_ASSIGN_OR_RETURN(q.planner_costs,
-                        sched::CostModel::Parse(GetEnv("WEFT_COST_MODEL").value_or("")));
+  // it was set for them (set it here too): predict the algorithm they ran. Read once;
+  // the alpha fit calls this for every point and probe.
+  static const Result<sched::CostModel> kMeasuredRunsCosts =
+      sched::CostModel::Parse(GetEnv("WEFT_COST_MODEL").value_or(""));
+  WEFT_ASSIGN_OR_RETURN(q.planner_costs, kMeasuredRunsCosts);
   return PredictCollective(c, q);
 }
 
