@@ -507,13 +507,32 @@ Result<const sched::Algorithm*> Communicator::ChooseAlgorithm(const sched::Colle
 
 Result<const sched::Schedule*> Communicator::GetSchedule(const sched::CollectiveSpec& spec,
                                                          size_t esize, const char** algo_name) {
+  // The choice is a pure function of (collective, root, bytes) and the schedule of
+  // (collective, root, count, algorithm): the same call gets the same schedule.
+  if (last_.schedule != nullptr && last_.coll == static_cast<int>(spec.coll) &&
+      last_.root == spec.root && last_.count == spec.count && last_.esize == esize) {
+    *algo_name = last_.algo;
+    return last_.schedule;
+  }
+  WEFT_ASSIGN_OR_RETURN(const sched::Schedule* schedule, LookUpSchedule(spec, esize, algo_name));
+  last_ = {static_cast<int>(spec.coll), spec.root, spec.count, esize, schedule, *algo_name};
+  return schedule;
+}
+
+Result<const sched::Schedule*> Communicator::LookUpSchedule(const sched::CollectiveSpec& call_spec,
+                                                            size_t esize, const char** algo_name) {
+  sched::CollectiveSpec spec = call_spec;
+  spec.topology = topology_;  // copied here, on a miss, not per call
   WEFT_ASSIGN_OR_RETURN(const sched::Algorithm* algo, ChooseAlgorithm(spec, esize));
-  if (algo_name != nullptr) *algo_name = algo->name;
+  *algo_name = algo->name;
   auto key = std::make_tuple(static_cast<int>(spec.coll), spec.root, spec.count,
                              static_cast<const void*>(algo));
   auto it = schedules_.find(key);
   if (it != schedules_.end()) return it->second.get();
-  if (schedules_.size() >= kMaxCachedSchedules) schedules_.clear();
+  if (schedules_.size() >= kMaxCachedSchedules) {
+    schedules_.clear();
+    last_ = {};
+  }
   auto schedule = std::make_unique<sched::Schedule>(algo->build(spec));
   WEFT_TRACE("{} count {} -> {}:\n{}", sched::CollectiveName(spec.coll), spec.count, algo->name,
              sched::ToString(*schedule));
@@ -527,7 +546,7 @@ Status Communicator::Execute(const Call& call, uint64_t seq, uint16_t kind) {
                    : kind == transport::kCallCheck ? "call-check"
                                                    : CallName(call);
   exec::Progress* progress = recorder_->Begin(seq, op, call.count * DataTypeSize(call.dtype),
-                                              DataTypeName(call.dtype), "");
+                                              DataTypeName(call.dtype));
   Status st = ExecuteSchedule(call, seq, kind, progress);
   recorder_->End(st);
   return st;
@@ -565,7 +584,7 @@ Status Communicator::ExecuteSchedule(const Call& call, uint64_t seq, uint16_t ki
 
   ctx.kind = kind != 0 ? kind : static_cast<uint16_t>(call.coll);
   ctx.root = HasRoot(call.coll) ? call.root : -1;
-  sched::CollectiveSpec spec{call.coll, rank_, size_, call.root, call.count, topology_};
+  sched::CollectiveSpec spec{call.coll, rank_, size_, call.root, call.count, nullptr};
   if (call.coll == Collective::kBarrier) spec.count = 0;
   const char* algo = "";
   WEFT_ASSIGN_OR_RETURN(const sched::Schedule* schedule, GetSchedule(spec, esize, &algo));

@@ -128,8 +128,13 @@ class Communicator {
   // The planner's choice for `spec` (cached); at WEFT_DEBUG=INFO rank 0 logs the first
   // choice of each collective and size class with the reason behind it.
   Result<const sched::Algorithm*> ChooseAlgorithm(const sched::CollectiveSpec& spec, size_t esize);
+  // The schedule for `spec` (its topology is left null: the communicator's own is used)
+  // and the name of its algorithm: the last call's when it is the same call, else from
+  // the caches below, else built.
   Result<const sched::Schedule*> GetSchedule(const sched::CollectiveSpec& spec, size_t esize,
-                                             const char** algo_name = nullptr);
+                                             const char** algo_name);
+  Result<const sched::Schedule*> LookUpSchedule(const sched::CollectiveSpec& spec, size_t esize,
+                                                const char** algo_name);
   void WorkerLoop();
   void StartPointToPoint(Task task);  // requires exec_mu_
   void ProgressPointToPoint();        // requires exec_mu_
@@ -167,6 +172,14 @@ class Communicator {
   // pairs already explained at WEFT_DEBUG=INFO.
   std::map<std::tuple<int, int, size_t>, const sched::Algorithm*> choices_;
   std::set<std::pair<int, int>> explained_;
+  // The last call's schedule: a loop repeating one call (a training step's buckets, a
+  // benchmark) skips both map lookups above. Cleared whenever those maps are.
+  struct LastSchedule {
+    int coll = -1, root = 0;
+    size_t count = 0, esize = 0;
+    const sched::Schedule* schedule = nullptr;
+    const char* algo = "";
+  } last_;
   // Which host each rank is on (from the mesh), given to the planner with every spec.
   std::shared_ptr<const sched::Topology> topology_;
   // Created (under mu_) at the first call on device buffers or a stream; used by the

@@ -121,40 +121,103 @@ FlightRecorder::~FlightRecorder() {
   reg.live.erase(this);
 }
 
-exec::Progress* FlightRecorder::Begin(uint64_t seq, std::string_view op, uint64_t bytes,
-                                      std::string_view dtype, std::string_view algo) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Entry& e = *ring_[next_ % ring_.size()];
-  ++next_;
-  e.seq = seq;
-  e.op = op;
-  e.dtype = dtype;
-  e.algo = algo;
-  e.bytes = bytes;
-  e.status.clear();
-  e.start_ns = CoarseNowNs();
-  e.end_ns = 0;
-  e.running = true;
-  e.failed = false;
-  e.progress.round.store(0, std::memory_order_relaxed);
-  e.progress.waiting_for.store(-1, std::memory_order_relaxed);
+namespace {
+
+// The writer's side of an entry's seqlock: `version` is odd from construction to
+// destruction, and the release fence orders the odd store before the field stores.
+class Writing {
+ public:
+  explicit Writing(std::atomic<uint32_t>& version) : version_(version) {
+    v_ = version_.load(std::memory_order_relaxed);
+    version_.store(v_ + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+  }
+  ~Writing() { version_.store(v_ + 2, std::memory_order_release); }
+  Writing(const Writing&) = delete;
+  Writing& operator=(const Writing&) = delete;
+
+ private:
+  std::atomic<uint32_t>& version_;
+  uint32_t v_;
+};
+
+}  // namespace
+
+struct FlightRecorder::Snapshot {
+  uint64_t seq = 0, bytes = 0;
+  const char* op = "";
+  const char* dtype = "";
+  const char* algo = "";
+  int64_t start_ns = 0, end_ns = 0;
+  bool running = false, failed = false;
+};
+
+FlightRecorder::Snapshot FlightRecorder::Read(const Entry& e) {
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  Snapshot s;
+  // The writer stays inside an entry for a few stores; a dump that keeps meeting it
+  // (it would have to be preempted there) gives up after a while and shows what it read.
+  for (int attempt = 0; attempt < 10000; ++attempt) {
+    const uint32_t before = e.version.load(std::memory_order_acquire);
+    s.seq = e.seq.load(kRelaxed);
+    s.bytes = e.bytes.load(kRelaxed);
+    s.op = e.op.load(kRelaxed);
+    s.dtype = e.dtype.load(kRelaxed);
+    s.algo = e.algo.load(kRelaxed);
+    s.start_ns = e.start_ns.load(kRelaxed);
+    s.end_ns = e.end_ns.load(kRelaxed);
+    s.running = e.running.load(kRelaxed);
+    s.failed = e.failed.load(kRelaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (before % 2 == 0 && e.version.load(kRelaxed) == before) break;
+    std::this_thread::yield();
+  }
+  return s;
+}
+
+exec::Progress* FlightRecorder::Begin(uint64_t seq, const char* op, uint64_t bytes,
+                                      const char* dtype) {
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  const size_t index = next_.load(kRelaxed);
+  Entry& e = *ring_[index % ring_.size()];
+  {
+    Writing writing(e.version);
+    e.seq.store(seq, kRelaxed);
+    e.op.store(op, kRelaxed);
+    e.dtype.store(dtype, kRelaxed);
+    e.algo.store("", kRelaxed);
+    e.bytes.store(bytes, kRelaxed);
+    e.start_ns.store(CoarseNowNs(), kRelaxed);
+    e.end_ns.store(0, kRelaxed);
+    e.running.store(true, kRelaxed);
+    e.failed.store(false, kRelaxed);
+    e.progress.round.store(0, kRelaxed);
+    e.progress.waiting_for.store(-1, kRelaxed);
+  }
+  next_.store(index + 1, std::memory_order_release);
   current_ = &e;
   return &e.progress;
 }
 
-void FlightRecorder::SetAlgo(std::string_view algo) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (current_ != nullptr) current_->algo = algo;
+void FlightRecorder::SetAlgo(const char* algo) {
+  if (current_ == nullptr) return;
+  Writing writing(current_->version);
+  current_->algo.store(algo, std::memory_order_relaxed);
 }
 
 void FlightRecorder::End(const Status& status) {
-  std::lock_guard<std::mutex> lock(mu_);
   if (current_ == nullptr) return;
-  current_->running = false;
-  current_->end_ns = status.ok() ? CoarseNowNs() : NowNs();
-  current_->failed = !status.ok();
-  if (!status.ok()) current_->status = status.ToString().substr(0, 400);
+  Entry& e = *current_;
   current_ = nullptr;
+  if (!status.ok()) {
+    // Before `failed` is published, so a dump that sees it reads this text.
+    std::lock_guard<std::mutex> lock(mu_);
+    e.status = status.ToString().substr(0, 400);
+  }
+  Writing writing(e.version);
+  e.running.store(false, std::memory_order_relaxed);
+  e.end_ns.store(status.ok() ? CoarseNowNs() : NowNs(), std::memory_order_relaxed);
+  e.failed.store(!status.ok(), std::memory_order_relaxed);
 }
 
 std::string FlightRecorder::ToJson(std::string_view reason) const {
@@ -166,19 +229,21 @@ std::string FlightRecorder::ToJson(std::string_view reason) const {
       "\"pid\": {}, \"host\": \"{}\", \"reason\": \"{}\", \"time_ns\": {}, \"entries\": [",
       comm_id_, rank_, size_, static_cast<int>(getpid()), JsonEscape(host), JsonEscape(reason),
       NowNs());
-  const size_t n = std::min(next_, ring_.size());
+  const size_t next = next_.load(std::memory_order_acquire);
+  const size_t n = std::min(next, ring_.size());
   bool first = true;
-  for (size_t i = next_ - n; i < next_; ++i) {  // oldest first
+  for (size_t i = next - n; i < next; ++i) {  // oldest first
     const Entry& e = *ring_[i % ring_.size()];
+    const Snapshot s = Read(e);
     out += fmt::format(
         "{}\n  {{\"seq\": {}, \"op\": \"{}\", \"bytes\": {}, \"dtype\": \"{}\", \"algo\": "
         "\"{}\", \"state\": \"{}\", \"round\": {}, \"waiting_for\": {}, \"start_ns\": {}, "
         "\"end_ns\": {}, \"status\": \"{}\"}}",
-        first ? "" : ",", e.seq, JsonEscape(e.op), e.bytes, JsonEscape(e.dtype),
-        JsonEscape(e.algo), e.running ? "running" : (e.failed ? "failed" : "done"),
+        first ? "" : ",", s.seq, JsonEscape(s.op), s.bytes, JsonEscape(s.dtype),
+        JsonEscape(s.algo), s.running ? "running" : (s.failed ? "failed" : "done"),
         e.progress.round.load(std::memory_order_relaxed),
-        e.running ? e.progress.waiting_for.load(std::memory_order_relaxed) : -1, e.start_ns,
-        e.end_ns, JsonEscape(e.status));
+        s.running ? e.progress.waiting_for.load(std::memory_order_relaxed) : -1, s.start_ns,
+        s.end_ns, s.failed ? JsonEscape(e.status) : "");
     first = false;
   }
   out += "\n]}\n";

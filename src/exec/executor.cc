@@ -28,8 +28,12 @@ Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx, co
   esize_ = DataTypeSize(ctx.dtype);
   std::fill(send_steps_.begin(), send_steps_.end(), 0);
   std::fill(recv_steps_.begin(), recv_steps_.end(), 0);
-  reduce_ = GetReduceFn(ctx.dtype, ctx.op);
-  reduce_into_ = GetReduceIntoFn(ctx.dtype, ctx.op);
+  if (reduce_ == nullptr || ctx.dtype != reduce_dtype_ || ctx.op != reduce_op_) {
+    reduce_ = GetReduceFn(ctx.dtype, ctx.op);
+    reduce_into_ = GetReduceIntoFn(ctx.dtype, ctx.op);
+    reduce_dtype_ = ctx.dtype;
+    reduce_op_ = ctx.op;
+  }
   for (size_t r = 0; r < schedule.rounds.size(); ++r) {
     const auto& round = schedule.rounds[r];
     WEFT_RETURN_IF_ERROR(Communicate(round, r));

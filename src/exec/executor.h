@@ -80,6 +80,10 @@ class Executor {
   size_t esize_ = 1;
   ReduceFn reduce_ = nullptr;
   ReduceIntoFn reduce_into_ = nullptr;
+  // The (dtype, op) the two functions above were looked up for: a run of like calls
+  // looks them up once.
+  DataType reduce_dtype_ = DataType::kFloat32;
+  RedOp reduce_op_ = RedOp::kSum;
   // The round's first local step when it reduces a receive of the round that may be
   // reduced piece by piece while the rest arrives (PlanEagerReduce).
   struct EagerReduce {

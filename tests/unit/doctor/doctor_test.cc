@@ -2,6 +2,10 @@
 // hand-made dumps of the situations it must tell apart.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "comm/flight_recorder.h"
 #include "diagnose.h"
 
@@ -10,10 +14,10 @@ namespace {
 
 TEST(FlightRecorder, DumpRoundTripsThroughTheDoctorsParser) {
   comm::FlightRecorder fr(0xabcdef, 1, 4);
-  fr.Begin(0, "barrier", 0, "uint8", "");
+  fr.Begin(0, "barrier", 0, "uint8");
   fr.SetAlgo("dissemination");
   fr.End(Status::Ok());
-  exec::Progress* p = fr.Begin(1, "allreduce", 4096, "float32", "");
+  exec::Progress* p = fr.Begin(1, "allreduce", 4096, "float32");
   fr.SetAlgo("ring");
   p->round.store(2);
   p->waiting_for.store(3);
@@ -42,7 +46,8 @@ TEST(FlightRecorder, KeepsTheLastEntriesOnly) {
   comm::FlightRecorder fr(1, 0, 1);
   unsetenv("WEFT_FLIGHT_RECORDER_ENTRIES");
   for (int i = 0; i < 10; ++i) {
-    fr.Begin(i, "allreduce", 4, "float32", "ring");
+    fr.Begin(i, "allreduce", 4, "float32");
+    fr.SetAlgo("ring");
     fr.End(Status::Ok());
   }
   std::string error;
@@ -51,6 +56,46 @@ TEST(FlightRecorder, KeepsTheLastEntriesOnly) {
   ASSERT_EQ(dump->ops.size(), 3u);
   EXPECT_EQ(dump->ops.front().seq, 7u);
   EXPECT_EQ(dump->ops.back().seq, 9u);
+}
+
+// The dump reads entries while the calling thread writes them (SIGUSR1 during a call):
+// every entry it shows must be one call's, never a mix of two. Each call here is
+// recognisable: its bytes are seq * 7 and its names follow seq's parity.
+TEST(FlightRecorder, DumpDuringCallsShowsWholeEntries) {
+  setenv("WEFT_FLIGHT_RECORDER_ENTRIES", "1", 1);  // every dump reads the entry being written
+  comm::FlightRecorder fr(2, 0, 2);
+  unsetenv("WEFT_FLIGHT_RECORDER_ENTRIES");
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (uint64_t seq = 0; !stop.load(); ++seq) {
+      const bool even = seq % 2 == 0;
+      fr.Begin(seq, even ? "allreduce" : "broadcast", seq * 7, even ? "float32" : "int8");
+      fr.SetAlgo(even ? "ring" : "binomial");
+      fr.End(Status::Ok());
+      std::this_thread::yield();  // a real caller does work between calls
+    }
+  });
+  int entries_checked = 0;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (entries_checked < 50000 && std::chrono::steady_clock::now() < give_up) {
+    std::string error;
+    auto dump = ParseDump(fr.ToJson("test"), &error);
+    ASSERT_TRUE(dump) << error;
+    for (const Op& op : dump->ops) {
+      const bool even = op.seq % 2 == 0;
+      EXPECT_EQ(op.bytes, op.seq * 7);
+      EXPECT_EQ(op.op, even ? "allreduce" : "broadcast") << "seq " << op.seq;
+      EXPECT_EQ(op.dtype, even ? "float32" : "int8") << "seq " << op.seq;
+      // Between Begin and SetAlgo the algorithm is not known yet.
+      if (!op.algo.empty()) {
+        EXPECT_EQ(op.algo, even ? "ring" : "binomial") << "seq " << op.seq;
+      }
+      ++entries_checked;
+    }
+  }
+  stop.store(true);
+  writer.join();
+  EXPECT_GE(entries_checked, 1000);  // at least, even in a slow sanitizer build
 }
 
 Dump MakeDump(int rank, int size, std::vector<Op> ops) {

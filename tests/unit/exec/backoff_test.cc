@@ -37,10 +37,13 @@ class ArmableLink : public transport::Link {
   bool armed = false;
 };
 
-// Idles until Backoff has armed the link (past its spin and yield phases).
+// Idles until Backoff has armed the link (past its spin and yield phases). The yield
+// phase is a count of sched_yield calls, and on a loaded machine each may give the
+// core away for a whole time slice: the bound is the count, the deadline only a
+// backstop (5 s failed here under a parallel build).
 void IdleUntilArmed(Backoff& backoff, ArmableLink& link) {
   std::vector<transport::Link*> links{&link};
-  const Deadline deadline = Deadline::AfterSeconds(5);
+  const Deadline deadline = Deadline::AfterSeconds(120);
   for (int i = 0; i < 100000 && !link.armed && !deadline.expired(); ++i)
     backoff.Idle(links, deadline);
 }
