@@ -39,6 +39,12 @@ struct ClusterSpec {
   int accels_per_host = 1;
   // Intra-node fabric, per accelerator and per direction.
   double intra_bytes_per_s = 150e9;
+  // The latency of a message inside a host, and also the CPU time a rank spends on each
+  // message it posts in a round beyond its first send and first receive (LogP's "o"; see
+  // message_overhead_s). One figure for both because it is the one the planner's cost
+  // model charges per extra message (sched/cost_model.cc, MessagesUs, which PlannerCostsFor
+  // hands intra_alpha_us): the simulator and the planner must weigh a many-message round
+  // alike, or the planner picks algorithms the simulator finds slow (issue 7).
   double intra_alpha_s = 2e-6;
   // NICs, per host; bandwidth per NIC and per direction.
   int nics_per_host = 1;
@@ -54,6 +60,8 @@ struct ClusterSpec {
   double copy_s_per_byte = 0;
 
   int ranks() const { return hosts * accels_per_host; }
+  // Per-message endpoint overhead, seconds: see intra_alpha_s.
+  double message_overhead_s() const { return intra_alpha_s; }
   bool models_leaves() const { return oversubscription > 1.0 && hosts > hosts_per_leaf; }
 };
 

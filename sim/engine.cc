@@ -7,6 +7,7 @@
 #include <limits>
 #include <queue>
 #include <unordered_map>
+#include <utility>
 
 #include "sim/fluid.h"
 
@@ -48,12 +49,13 @@ struct Message {
   double bytes = 0;
 };
 
-enum class EventKind : uint8_t { kLatencyDone, kLocalDone };
+enum class EventKind : uint8_t { kLatencyDone, kLocalDone, kPost };
 struct Event {
   double t;
   uint64_t seq;  // FIFO among equal times, so runs are deterministic
   EventKind kind;
-  int id;  // message id or representative
+  int id;             // message id or representative
+  uint32_t step = 0;  // kPost: the step of the representative's current round to post
   bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
 };
 
@@ -82,10 +84,16 @@ class Engine {
       while (!events_.empty() && events_.top().t <= horizon) {
         const Event e = events_.top();
         events_.pop();
-        if (e.kind == EventKind::kLatencyDone) {
-          WEFT_RETURN_IF_ERROR(LatencyDone(e.id, t));
-        } else {
-          WEFT_RETURN_IF_ERROR(NextRound(e.id, t));
+        switch (e.kind) {
+          case EventKind::kLatencyDone:
+            WEFT_RETURN_IF_ERROR(LatencyDone(e.id, t));
+            break;
+          case EventKind::kLocalDone:
+            WEFT_RETURN_IF_ERROR(NextRound(e.id, t));
+            break;
+          case EventKind::kPost:
+            WEFT_RETURN_IF_ERROR(PostStep(e.id, e.step, t));
+            break;
         }
       }
     }
@@ -93,7 +101,9 @@ class Engine {
   }
 
  private:
-  void Push(double t, EventKind kind, int id) { events_.push({t, seq_++, kind, id}); }
+  void Push(double t, EventKind kind, int id, uint32_t step = 0) {
+    events_.push({t, seq_++, kind, id, step});
+  }
 
   Result<EngineResult> Finish() {
     result_.first_done = kInf;
@@ -125,15 +135,7 @@ class Engine {
     RankState& s = ranks_[rep];
     const auto& rounds = scheds_[rep].rounds;
     while (s.round < rounds.size()) {
-      for (const Step& step : rounds[s.round].steps) {
-        if (step.kind == StepKind::kSend) {
-          ++s.pending;
-          WEFT_RETURN_IF_ERROR(PostSend(rep, step.peer, step.src.count, s.round, t));
-        } else if (step.kind == StepKind::kRecv) {
-          ++s.pending;
-          WEFT_RETURN_IF_ERROR(PostRecv(rep, step.peer, step.dst.count, s.round, t));
-        }
-      }
+      WEFT_RETURN_IF_ERROR(PostRound(rep, t));
       if (s.pending > 0) return Status::Ok();
       const double local = LocalSeconds(rep);
       if (local > 0) {
@@ -145,6 +147,37 @@ class Engine {
     s.done = true;
     s.finish = t;
     return Status::Ok();
+  }
+
+  // Posts the current round's messages (engine.h): the first send and the first receive
+  // now, the k-th message after them k·o later, in the round's order. Every message is
+  // counted pending now, so the round cannot end before its delayed posts are made.
+  Status PostRound(int rep, double t) {
+    RankState& s = ranks_[rep];
+    const std::vector<Step>& steps = scheds_[rep].rounds[s.round].steps;
+    const double o = c_.message_overhead_s();
+    bool sent = false, received = false;
+    int extra = 0;
+    for (uint32_t i = 0; i < steps.size(); ++i) {
+      const StepKind kind = steps[i].kind;
+      if (kind != StepKind::kSend && kind != StepKind::kRecv) continue;
+      ++s.pending;
+      const bool first = !std::exchange(kind == StepKind::kSend ? sent : received, true);
+      if (first || o <= 0) {
+        WEFT_RETURN_IF_ERROR(PostStep(rep, i, t));
+      } else {
+        Push(t + ++extra * o, EventKind::kPost, rep, i);
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Posts step `i` of `rep`'s current round, a send or a receive.
+  Status PostStep(int rep, uint32_t i, double t) {
+    const size_t round = ranks_[rep].round;
+    const Step& step = scheds_[rep].rounds[round].steps[i];
+    if (step.kind == StepKind::kSend) return PostSend(rep, step.peer, step.src.count, round, t);
+    return PostRecv(rep, step.peer, step.dst.count, round, t);
   }
 
   double LocalSeconds(int rep) const {

@@ -1,6 +1,13 @@
 // The event engine: runs per-rank schedules (sched/schedule.h) against the cluster
 // model, with the executor's semantics:
-//   - a rank posts every send and receive of its current round at once;
+//   - a rank posts the sends and receives of its current round in their order in the
+//     round: its first send and first receive at once, every further message o =
+//     ClusterSpec::message_overhead_s() after the one before (the CPU handles messages
+//     one at a time: LogP's per-message overhead, charged where the planner's cost model
+//     charges it). The overhead delays when a message can start, not its transfer, so it
+//     overlaps the transfers already under way: a root whose link is busy draining
+//     earlier messages hides it, a root of small messages pays all of it. A round of one
+//     send and one receive pays none;
 //   - a message starts moving when both its send and its matching receive are posted
 //     (rendezvous: the data lands in the receiver's buffer), pays the route's latency
 //     alpha, then drains at its max-min fair share of every resource on its route;

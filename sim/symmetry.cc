@@ -11,9 +11,10 @@ namespace {
 
 bool IsPow2(long long v) { return v > 0 && (v & (v - 1)) == 0; }
 
-// What decides a round's timing: its messages (kind, peer, size) in order, and the
-// total sizes of its local reductions and copies (their order and offsets do not
-// change how long they take).
+// What decides a round's timing: its messages (kind, peer, size) in order (the order
+// matters: the per-message overhead posts each message after the ones before it,
+// engine.h), and the total sizes of its local reductions and copies (their order and
+// offsets do not change how long they take).
 struct RoundSig {
   std::vector<sched::Step> comm;
   size_t reduce_elems = 0;

@@ -40,8 +40,10 @@ void PrintHeader(const ClusterSpec& c, const CollectiveOptions& o) {
       c.models_leaves() ? fmt::format("oversubscribed {}:1 above leaves of {} hosts",
                                       c.oversubscription, c.hosts_per_leaf)
                         : std::string("non-blocking"));
-  fmt::print("#  gamma {:.3g} ns/B, copy {:.3g} ns/B\n#\n# Collective: {}\n",
-             c.reduce_s_per_byte * 1e9, c.copy_s_per_byte * 1e9, o.op);
+  fmt::print(
+      "#  gamma {:.3g} ns/B, copy {:.3g} ns/B, {:.1f} us per message beyond a round's first "
+      "send and receive\n#\n# Collective: {}\n",
+      c.reduce_s_per_byte * 1e9, c.copy_s_per_byte * 1e9, c.message_overhead_s() * 1e6, o.op);
   fmt::print("#{:>11}  {:>12}  {:>8}  {:>18}  {:>12}  {:>8}  {:>8}  {:>16}  {:>8}\n", "size",
              "count", "type", "algorithm", "time", "algbw", "busbw", "simulated", "wall");
   fmt::print("#{:>11}  {:>12}  {:>8}  {:>18}  {:>12}  {:>8}  {:>8}  {:>16}  {:>8}\n", "(B)",
