@@ -6,11 +6,13 @@
 #include <fmt/format.h>
 
 #include "comm/call_check.h"
+#include "comm/detect_links.h"
 #include "core/env.h"
 #include "core/log.h"
 #include "exec/executor.h"
 #include "exec/reduce.h"
 #include "gpu/runtime.h"
+#include "net/link_speed.h"
 #include "transport/wire.h"
 
 namespace weft::comm {
@@ -53,27 +55,40 @@ Result<std::unique_ptr<Communicator>> Communicator::Create(int rank, int size, u
                                                            Bootstrap bootstrap) {
   WEFT_ASSIGN_OR_RETURN(double timeout_s, TimeoutSeconds());
   WEFT_ASSIGN_OR_RETURN(transport::TransportMode mode, transport::TransportModeFromEnv());
-  WEFT_ASSIGN_OR_RETURN(sched::CostModel costs,
-                        sched::CostModel::Parse(GetEnv("WEFT_COST_MODEL").value_or("")));
-  WEFT_ASSIGN_OR_RETURN(sched::Planner planner,
-                        sched::Planner::Create(GetEnv("WEFT_ALGO").value_or(""), costs));
+  std::vector<std::string> given_costs;  // the keys WEFT_COST_MODEL sets: detection keeps them
+  WEFT_ASSIGN_OR_RETURN(
+      sched::CostModel costs,
+      sched::CostModel::Parse(GetEnv("WEFT_COST_MODEL").value_or(""), &given_costs));
+  WEFT_ASSIGN_OR_RETURN(bool detect_nics, DetectNicsFromEnv());
+  const std::string algo_override = GetEnv("WEFT_ALGO").value_or("");
+  // Parsed before connecting so that a bad WEFT_ALGO fails at once; rebuilt below with
+  // the detected link figures.
+  WEFT_ASSIGN_OR_RETURN(sched::Planner planner, sched::Planner::Create(algo_override, costs));
   WEFT_ASSIGN_OR_RETURN(CheckCalls check_calls,
                         ParseCheckCalls(GetEnv("WEFT_CHECK_CALLS").value_or("")));
-  std::unique_ptr<Communicator> comm(
-      new Communicator(rank, size, comm_id, std::move(planner), timeout_s));
-  comm->bootstrap_ = std::move(bootstrap);
-  comm->check_calls_ = check_calls;
 
   transport::MeshOptions options;
   options.rank = rank;
   options.size = size;
   options.comm_id = comm_id;
-  options.key = comm->bootstrap_.key;
+  options.key = bootstrap.key;
   options.mode = mode;
   options.deadline = Deadline::AfterSeconds(timeout_s);
-  WEFT_ASSIGN_OR_RETURN(comm->mesh_, transport::Mesh::Connect(options, allgather));
-  comm->topology_ = std::make_shared<const sched::Topology>(
-      sched::Topology::FromHostIds(comm->mesh_->host_ids()));
+  WEFT_ASSIGN_OR_RETURN(std::unique_ptr<transport::Mesh> mesh,
+                        transport::Mesh::Connect(options, allgather));
+  auto topology =
+      std::make_shared<const sched::Topology>(sched::Topology::FromHostIds(mesh->host_ids()));
+
+  WEFT_ASSIGN_OR_RETURN(costs, DetectLinkFigures(mesh.get(), topology, costs, given_costs,
+                                                 detect_nics, timeout_s, net::kSysClassDir));
+  WEFT_ASSIGN_OR_RETURN(planner, sched::Planner::Create(algo_override, costs));
+
+  std::unique_ptr<Communicator> comm(
+      new Communicator(rank, size, comm_id, std::move(planner), timeout_s));
+  comm->bootstrap_ = std::move(bootstrap);
+  comm->check_calls_ = check_calls;
+  comm->mesh_ = std::move(mesh);
+  comm->topology_ = std::move(topology);
   comm->executor_ = std::make_unique<exec::Executor>(comm->mesh_.get());
   comm->p2p_ = std::make_unique<exec::P2PEngine>(comm->mesh_.get());
 

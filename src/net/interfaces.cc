@@ -1,5 +1,6 @@
 // SelectInterfaces: which local interfaces weft traffic may use (getifaddrs + the
-// WEFT_SOCKET_IFNAME / WEFT_SOCKET_FAMILY rules of ifname_spec.h).
+// WEFT_SOCKET_IFNAME / WEFT_SOCKET_FAMILY rules of ifname_spec.h); InterfaceWithAddress:
+// which interface holds an address.
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -92,7 +93,32 @@ std::vector<Interface> BestPerName(const std::vector<Candidate>& picked) {
   return out;
 }
 
+// The same IP address (and IPv6 scope); ports are not compared.
+bool SameIp(const SockAddr& a, const SockAddr& b) {
+  if (a.family() != b.family()) return false;
+  if (a.family() == AF_INET) {
+    const auto* x = reinterpret_cast<const sockaddr_in*>(&a.storage);
+    const auto* y = reinterpret_cast<const sockaddr_in*>(&b.storage);
+    return x->sin_addr.s_addr == y->sin_addr.s_addr;
+  }
+  if (a.family() == AF_INET6) {
+    const auto* x = reinterpret_cast<const sockaddr_in6*>(&a.storage);
+    const auto* y = reinterpret_cast<const sockaddr_in6*>(&b.storage);
+    return std::memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0 &&
+           x->sin6_scope_id == y->sin6_scope_id;
+  }
+  return false;
+}
+
 }  // namespace
+
+std::optional<std::string> InterfaceWithAddress(const SockAddr& addr) {
+  Result<std::vector<Candidate>> all = ListUpInterfaces();
+  if (!all.ok()) return std::nullopt;
+  for (const Candidate& c : all.value())
+    if (SameIp(c.addr, addr)) return c.name;
+  return std::nullopt;
+}
 
 Result<std::vector<Interface>> SelectInterfaces(const std::string& ifname_spec,
                                                 const std::string& family) {

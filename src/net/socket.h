@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,12 @@ Result<std::vector<Interface>> SelectInterfaces();
 // Same selection from explicit strings (for tests); `ifname_spec`/`family` as above.
 Result<std::vector<Interface>> SelectInterfaces(const std::string& ifname_spec,
                                                 const std::string& family);
+
+// The name of the local interface that holds `addr`'s IP address (the port is ignored;
+// IPv6 compares the scope id too), e.g. the source address of a connected socket:
+// which interface the connection leaves by. nullopt when no up interface holds it, or
+// getifaddrs fails. Blocking (a netlink query); safe from any thread.
+std::optional<std::string> InterfaceWithAddress(const SockAddr& addr);
 
 // A non-blocking listening socket on `addr` (port 0: any free port), SO_REUSEADDR.
 Result<Fd> Listen(const SockAddr& addr, int backlog = 128);

@@ -384,8 +384,9 @@ double EstimateBroadcastUs(const std::string& name, const Topology& t, int root,
   return -1;
 }
 
-Result<CostModel> CostModel::Parse(const std::string& text) {
+Result<CostModel> CostModel::Parse(const std::string& text, std::vector<std::string>* given) {
   CostModel model;
+  std::vector<std::string> keys;
   for (const std::string& entry : SplitCommas(text)) {
     if (entry.empty()) continue;
     const size_t eq = entry.find('=');
@@ -416,7 +417,9 @@ Result<CostModel> CostModel::Parse(const std::string& text) {
           "WEFT_COST_MODEL: inter_links needs a whole number 1..1024, got '{}'", value));
     }
     *field = v;
+    keys.push_back(key);
   }
+  if (given != nullptr) *given = std::move(keys);
   return model;
 }
 

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "sched/schedule.h"
@@ -30,8 +31,11 @@ struct CostModel {
   double inter_links = 1;    // network links (NICs) per host, a whole number
 
   // Parses the WEFT_COST_MODEL syntax above (empty: the defaults). Unknown keys,
-  // non-positive values and fractional links are InvalidArgument errors.
-  static Result<CostModel> Parse(const std::string& text);
+  // non-positive values and fractional links are InvalidArgument errors. `given`, when
+  // not null, receives the keys the text sets (lower case), so that figures detected
+  // later fill only the others.
+  static Result<CostModel> Parse(const std::string& text,
+                                 std::vector<std::string>* given = nullptr);
   // "intra 2 us 80 Gbit/s, inter 25 us 10 Gbit/s" (and " x 4 links" when more than one)
   std::string ToString() const;
   // The WEFT_COST_MODEL text that Parse() reads back as these figures.

@@ -1,4 +1,5 @@
-// Mesh::Connect: exchange cards, choose a transport per peer, set up shm then tcp.
+// Mesh::Connect: exchange cards, choose a transport per peer, set up shm then tcp, and
+// remember which links reach other hosts (Mesh::UsedLinks).
 #include "transport/mesh.h"
 
 #include <fmt/format.h>
@@ -152,6 +153,11 @@ Result<std::unique_ptr<Mesh>> Mesh::ConnectOfi(const MeshOptions& o, const AllGa
     }
     addrs[r] = cards[r].ofi_addr;
   }
+  if (std::any_of(cards.begin(), cards.end(),
+                  [&](const Card& c) { return c.host_id != mine.host_id; })) {
+    mesh->ofi_domain_ = endpoint->domain();
+    mesh->ofi_nic_mbps_ = endpoint->nic_speed_mbps();
+  }
   WEFT_RETURN_IF_ERROR(endpoint->InsertPeers(addrs));
   for (int r = 0; r < o.size; ++r)
     if (r != o.rank) mesh->links_[r] = std::make_unique<ofi::OfiLink>(o.rank, r, endpoint);
@@ -245,6 +251,7 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
               "rails share a path (check the routes of WEFT_SOCKET_IFNAME's interfaces)",
               o.rank, c.rail, c.rank, c.addr, want);
       }
+      if (cards[c.rank].host_id != mine.host_id) mesh->NoteRemoteSource(c.fd.get());
       by_peer[c.rank].resize(pair_rails[c.rank]);
       by_peer[c.rank][c.rail] = std::move(c);
     }
@@ -259,6 +266,24 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
     }
   }
   return mesh;  // the listener closes here: every connection is made
+}
+
+void Mesh::NoteRemoteSource(int fd) {
+  // Which interface a connection leaves by is the routing table's choice, so ask the
+  // socket rather than predict it from the advertised addresses. A socket that cannot
+  // say is left out (it is about to fail its first transfer anyway).
+  Result<net::SockAddr> local = net::LocalAddress(fd);
+  if (!local.ok()) return;
+  local->set_port(0);
+  const std::string text = local->ToString();
+  for (const net::SockAddr& a : remote_sources_)
+    if (a.ToString() == text) return;
+  remote_sources_.push_back(local.value());
+}
+
+std::vector<UsedLink> Mesh::UsedLinks(const std::string& sys_class) const {
+  if (!ofi_domain_.empty()) return {OfiUsedLink(ofi_domain_, ofi_nic_mbps_, sys_class)};
+  return TcpUsedLinks(remote_sources_, sys_class);
 }
 
 void Mesh::ShutdownAll() {

@@ -14,6 +14,7 @@
 #include "core/status.h"
 #include "net/auth.h"
 #include "transport/link.h"
+#include "transport/used_links.h"
 
 namespace weft::transport {
 
@@ -54,15 +55,28 @@ class Mesh {
   void AbortAll(const Status& cause);
   // The host identity of every rank (equal strings: same host), from the exchange.
   const std::vector<std::string>& host_ids() const { return host_ids_; }
+  // The links this rank uses to reach ranks on other hosts (used_links.h): the interfaces
+  // its tcp connections to them leave by, or its ofi domain. Empty when every peer is on
+  // this host (or it runs over shm only). Blocking: reads interface speeds under
+  // `sys_class` (net::kSysClassDir; tests point it elsewhere); call at setup, not per call.
+  std::vector<UsedLink> UsedLinks(const std::string& sys_class) const;
 
  private:
   Mesh() = default;
   static Result<std::unique_ptr<Mesh>> ConnectOfi(const MeshOptions& options,
                                                   const AllGatherFn& allgather,
                                                   std::unique_ptr<Mesh> mesh, Card mine);
+  // Remembers the local address of a connection to another host (remote_sources_).
+  void NoteRemoteSource(int fd);
   int rank_ = 0;
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<std::string> host_ids_;
+  // tcp: the distinct local addresses (port 0) of the connections to other hosts.
+  std::vector<net::SockAddr> remote_sources_;
+  // ofi, when some peer is on another host: the endpoint's domain and NIC speed (Mbit/s,
+  // < 0 unknown).
+  std::string ofi_domain_;
+  int64_t ofi_nic_mbps_ = -1;
 };
 
 // An identity shared by processes on the same host (hostname + kernel boot id).

@@ -23,6 +23,7 @@ std::string KindName(uint16_t kind) {
   if (kind == kPointToPoint) return "p2p";
   if (kind == kDeviceSync) return "device-buffer sync";
   if (kind == kCallCheck) return "call check";
+  if (kind == kLinkDetection) return "link detection";
   if (kind == kAbortFrame) return "abort";
   return fmt::format("kind {:#x}", kind);
 }

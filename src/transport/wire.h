@@ -23,6 +23,9 @@ inline constexpr uint16_t kDeviceSync = 0x101;
 // The fingerprint exchange that WEFT_CHECK_CALLS runs before each collective
 // (comm/call_check.h).
 inline constexpr uint16_t kCallCheck = 0x102;
+// The exchange of the links each rank uses, once after connecting, from which the
+// planner's inter-host figures are agreed (comm/detect_links.h).
+inline constexpr uint16_t kLinkDetection = 0x103;
 
 #pragma pack(push, 1)
 struct WireHeader {

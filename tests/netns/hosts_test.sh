@@ -10,15 +10,15 @@
 #   --rail-share PCT   every rail must have carried at least PCT% of the bytes the hosts
 #                      sent over all rails (tx_bytes of the rail interfaces, summed over
 #                      hosts): a behavioural check that messages were striped.
-#   --expect-log REGEX rank 0's output must match REGEX (grep -E).
+#   --expect-log REGEX rank 0's output must match REGEX (grep -E); may be repeated.
 # Needs CAP_SYS_ADMIN/CAP_NET_ADMIN for `ip netns`; otherwise prints SKIP and exits 77.
 # The namespaces are deleted on exit, whatever happens.
 set -u
-H=2 R=1 L=2 G="" SHARE="" EXPECT=""
+H=2 R=1 L=2 G="" SHARE="" EXPECT=()
 while [ $# -gt 0 ]; do
   case $1 in
     --hosts) H=$2; shift ;;  --rails) R=$2; shift ;;  --ranks-per-host) L=$2; shift ;;
-    --gbit) G=$2; shift ;;  --rail-share) SHARE=$2; shift ;;  --expect-log) EXPECT=$2; shift ;;
+    --gbit) G=$2; shift ;;  --rail-share) SHARE=$2; shift ;;  --expect-log) EXPECT+=("$2"); shift ;;
     --) shift; break ;;
     *) echo "hosts_test.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -76,8 +76,8 @@ if [ -n "$SHARE" ]; then
     [ "$pct" -ge "$SHARE" ] || die "rail $k carried only $pct% of the bytes (at least $SHARE% expected)"
   done
 fi
-if [ -n "$EXPECT" ]; then
-  grep -Eq "$EXPECT" "$TMP/out.0" || die "rank 0's output does not match '$EXPECT'"
-  echo "rank 0's output matches '$EXPECT'"
-fi
+for expect in "${EXPECT[@]}"; do
+  grep -Eq "$expect" "$TMP/out.0" || die "rank 0's output does not match '$expect'"
+  echo "rank 0's output matches '$expect'"
+done
 echo "PASS"

@@ -137,6 +137,19 @@ ProviderLimits LimitsFor(const fi_info* info) {
   return l;
 }
 
+std::string OfiEndpoint::domain() const {
+  const char* name = info_->domain_attr ? info_->domain_attr->name : nullptr;
+  return name ? name : "?";
+}
+
+int64_t OfiEndpoint::nic_speed_mbps() const {
+  // Bits per second; providers that do not know leave the nic (or its speed) unset.
+  const fid_nic* nic = info_->nic;
+  if (nic == nullptr || nic->link_attr == nullptr || nic->link_attr->speed == 0) return -1;
+  const int64_t mbps = static_cast<int64_t>(nic->link_attr->speed / 1000000);
+  return mbps > 0 ? mbps : -1;
+}
+
 Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   Result<const FabricLib*> lib = LoadFabricLib();
   if (!lib.ok()) return lib.status().WithContext(fmt::format("rank {}", rank));

@@ -106,6 +106,12 @@ class OfiEndpoint {
   // This endpoint's address (fi_getname), to publish in the card.
   const std::vector<uint8_t>& address() const { return address_; }
   const ProviderLimits& limits() const { return limits_; }
+  // The domain the endpoint opened ("rdmap16s27-rdm" on efa, an interface name on tcp),
+  // and its NIC's link speed in Mbit/s where the provider reports it (fi_info's
+  // nic->link_attr->speed), < 0 where it does not: the link the planner's figures can be
+  // detected from (transport/used_links.h).
+  std::string domain() const;
+  int64_t nic_speed_mbps() const;
   // Tests: smaller chunks, to split payloads without gigabytes. Before links are made.
   void set_max_chunk_for_test(uint64_t bytes) { limits_.max_chunk = bytes; }
 
