@@ -62,6 +62,43 @@ class Ring {
     return k;
   }
 
+  // Producer: copies the concatenation of a (na bytes) and b (nb bytes) in, all of it or
+  // nothing, and publishes it with one store of head: a small message's header and
+  // payload reach the consumer as one update instead of two. Returns whether it fit.
+  bool WriteBoth(const void* a, size_t na, const void* b, size_t nb) {
+    const size_t n = na + nb;
+    uint64_t head = ctl_->head.load(std::memory_order_relaxed);
+    if (size_ - (head - cached_tail_) < n) {
+      cached_tail_ = ctl_->tail.load(std::memory_order_acquire);
+      if (size_ - (head - cached_tail_) < n) return false;
+    }
+    CopyIn(head, a, na);
+    CopyIn(head + na, b, nb);
+    ctl_->head.store(head + n, std::memory_order_release);
+    return true;
+  }
+
+  // Consumer: copies up to n readable bytes out without consuming them. Returns the
+  // count copied. Lets the consumer look at a message's first bytes (a header, or the
+  // producer's rewind marker) and consume exactly what they turn out to be.
+  // `skip` bytes past the read position are left out (0 or fewer than are readable).
+  size_t Peek(void* dst, size_t n, size_t skip = 0) {
+    uint64_t tail = ctl_->tail.load(std::memory_order_relaxed) + skip;
+    if (cached_head_ - tail < n) cached_head_ = ctl_->head.load(std::memory_order_acquire);
+    size_t k = std::min<uint64_t>(n, cached_head_ - tail);
+    size_t off = tail & mask_;
+    size_t first = std::min<size_t>(k, size_ - off);
+    std::memcpy(dst, data_ + off, first);
+    std::memcpy(static_cast<uint8_t*>(dst) + first, data_, k - first);
+    return k;
+  }
+
+  // Consumer: consumes n bytes already seen through Peek.
+  void Consume(size_t n) {
+    uint64_t tail = ctl_->tail.load(std::memory_order_relaxed);
+    ctl_->tail.store(tail + n, std::memory_order_release);
+  }
+
   // Producer, at a message boundary only: when the consumer has read everything and the
   // write position is at least `window` bytes into the ring, writes the 4-byte `marker`
   // there and moves the write position on to the ring's start. A stream of small
@@ -100,6 +137,13 @@ class Ring {
   uint64_t size() const { return size_; }
 
  private:
+  void CopyIn(uint64_t pos, const void* src, size_t n) {
+    size_t off = pos & mask_;
+    size_t first = std::min<size_t>(n, size_ - off);
+    std::memcpy(data_ + off, src, first);
+    std::memcpy(data_, static_cast<const uint8_t*>(src) + first, n - first);
+  }
+
   RingControl* ctl_ = nullptr;
   uint8_t* data_ = nullptr;
   uint64_t size_ = 0;

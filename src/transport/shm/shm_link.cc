@@ -57,7 +57,17 @@ bool ShmLink::ProgressSends() {
   while (!sends_.empty()) {
     SendOp* op = sends_.front();
     constexpr uint64_t kHdr = sizeof(WireHeader);
-    if (send_off_ == 0) out_.RewindIfDrained(rewind_window_, kRewindMarker);
+    if (send_off_ == 0) {
+      out_.RewindIfDrained(rewind_window_, kRewindMarker);
+      // A small message goes in whole, header and payload in one update of the ring.
+      if (!SingleCopy(op->header.bytes) && op->header.bytes <= kWholeMessageBytes &&
+          out_.WriteBoth(&op->header, kHdr, op->data, op->header.bytes)) {
+        op->done = true;
+        sends_.pop_front();
+        moved = true;
+        continue;
+      }
+    }
     if (send_off_ < kHdr) {
       size_t n =
           out_.Write(reinterpret_cast<const uint8_t*>(&op->header) + send_off_, kHdr - send_off_);
@@ -100,16 +110,32 @@ Result<bool> ShmLink::ProgressRecvs() {
     RecvOp* op = inbound_.recvs.front();
     constexpr uint64_t kHdr = sizeof(WireHeader);
     if (inbound_.header_off == 0) {
-      // The magic alone first: it may be the sender's rewind marker, and then what
-      // follows it in the ring is skipped space, not the rest of a header.
+      // Look before consuming: the first word may be the sender's rewind marker, and
+      // then what follows it in the ring is skipped space, not the rest of a header.
       constexpr uint64_t kMagic = sizeof(inbound_.header.magic);
-      size_t n = in_.Read(&inbound_.header.magic, kMagic);
+      size_t n = in_.Peek(&inbound_.header, kHdr);
       if (n == 0) break;
       moved = true;
-      if (n == kMagic && inbound_.header.magic == kRewindMarker) {
+      if (n >= kMagic && inbound_.header.magic == kRewindMarker) {
+        in_.Consume(kMagic);
         in_.SkipToStart();
         continue;
       }
+      if (n == kHdr) {
+        // Validate before a single payload byte lands in the user's buffer.
+        WEFT_RETURN_IF_ERROR(CheckHeader(inbound_.header, op->expect, self_, peer_, "shm"));
+        // A small message written whole (ProgressSends) is read whole: one update of
+        // the ring for header and payload.
+        const uint64_t bytes = op->expect.bytes;
+        if (!SingleCopy(bytes) && bytes <= kWholeMessageBytes &&
+            in_.Peek(op->data, bytes, kHdr) == bytes) {
+          in_.Consume(kHdr + bytes);
+          op->landed = bytes;
+          inbound_.CompleteFront();
+          continue;
+        }
+      }
+      in_.Consume(n);
       inbound_.header_off = n;
     }
     if (inbound_.header_off < kHdr) {

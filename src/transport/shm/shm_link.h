@@ -60,6 +60,8 @@ class ShmLink final : public Link {
   static constexpr uint32_t kClockEveryIdlePasses = 256;
   // Stands in a header's magic field (never kWireMagic) where the sender rewound.
   static constexpr uint32_t kRewindMarker = 0x444e5752;  // "RWND"
+  // Messages up to this size are written header and payload together (Ring::WriteBoth).
+  static constexpr uint64_t kWholeMessageBytes = 4096;
 
  private:
   bool ProgressSends();
