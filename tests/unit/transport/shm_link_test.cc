@@ -173,6 +173,35 @@ TEST(ShmRingTest, RewindOnlyWhenDrainedAndPastTheWindow) {
   EXPECT_EQ(consumer.Readable(), 0u);
 }
 
+// A whole small message: WriteBoth puts both parts in or nothing (here across the
+// ring's end), and the consumer can look at a header (Peek, also past a skip) before
+// consuming exactly the bytes it turned out to hold.
+TEST(ShmRingTest, WriteBothIsAllOrNothingAndPeekDoesNotConsume) {
+  RingControl ctl;
+  std::vector<uint8_t> data(256);
+  Ring producer(&ctl, data.data(), data.size()), consumer(&ctl, data.data(), data.size());
+  std::vector<uint8_t> filler = Pattern(0, 7, 200), got(200);
+  ASSERT_EQ(producer.Write(filler.data(), filler.size()), 200u);
+  std::vector<uint8_t> head = Pattern(1, 3, 32), body = Pattern(2, 5, 40);
+  EXPECT_FALSE(producer.WriteBoth(head.data(), head.size(), body.data(), body.size()))
+      << "72 bytes must not go into the 56 free";
+  EXPECT_EQ(consumer.Readable(), 200u);
+  ASSERT_EQ(consumer.Read(got.data(), got.size()), 200u);
+  ASSERT_TRUE(producer.WriteBoth(head.data(), head.size(), body.data(), body.size()));
+  std::vector<uint8_t> peeked(32), peeked_body(40);
+  ASSERT_EQ(consumer.Peek(peeked.data(), peeked.size()), 32u);
+  EXPECT_EQ(peeked, head);
+  ASSERT_EQ(consumer.Peek(peeked_body.data(), peeked_body.size(), 32), 40u);
+  EXPECT_EQ(peeked_body, body);
+  EXPECT_EQ(consumer.Peek(peeked_body.data(), 41, 32), 40u) << "only what is there";
+  EXPECT_EQ(consumer.Readable(), 72u) << "peeking consumed nothing";
+  consumer.Consume(32);
+  std::vector<uint8_t> rest(40);
+  ASSERT_EQ(consumer.Read(rest.data(), rest.size()), 40u);
+  EXPECT_EQ(rest, body);
+  EXPECT_EQ(consumer.Readable(), 0u);
+}
+
 // One message at a time (the ring drained before each send, as in a latency-bound
 // exchange): with a 256-byte window every send past it rewinds, and every message of
 // every size, ring-sized and single-copy ones included, arrives intact while the writes
