@@ -199,8 +199,10 @@ std::pair<std::vector<int>, std::vector<int>> RingAndRailPartners(
 }
 
 // Hierarchical allgather and reduce-scatter (equal hosts, L ranks each, H hosts) cost the
-// same, in mirror order: H-1 rail steps of one block across hosts, and L-1 steps of H
-// messages of one block each (H latencies) inside the host.
+// same, in mirror order: H-1 rail steps of one block across hosts, and L-1 steps inside
+// the host in which each rank sends H messages of one block and receives H: as in
+// MessagesUs (and the simulator), each message beyond a rank's first send and first
+// receive costs one more intra latency, 2(H-1) of them.
 double RailAlgorithmUs(const Topology& t, double block, const CostModel& c) {
   const auto hosts = t.Hosts();
   const int num_hosts = static_cast<int>(hosts.size());
@@ -210,7 +212,8 @@ double RailAlgorithmUs(const Topology& t, double block, const CostModel& c) {
   if (num_hosts > 1) us += (num_hosts - 1) * StepUs(t, rail, block, c);
   if (local > 1) {
     us +=
-        (local - 1) * (StepUs(t, ring, num_hosts * block, c) + (num_hosts - 1) * c.intra_alpha_us);
+        (local - 1) *
+        (StepUs(t, ring, num_hosts * block, c) + 2 * (num_hosts - 1) * c.intra_alpha_us);
   }
   return us;
 }

@@ -196,10 +196,10 @@ TEST(HierarchicalPlanner, ReduceScatterCostModelArithmetic) {
   const Topology t = Topology::Contiguous({2, 2});
   // Ring: 3 steps of one block; one message leaves each host per step.
   EXPECT_NEAR(EstimateReduceScatterUs("ring", t, 1e6, c), 3 * (25 + 1e6 / 1250), 1e-6);
-  // Hierarchical: 1 intra step of 2 blocks (2 messages: one extra latency), 1 rail step
-  // with 2 blocks leaving each host.
+  // Hierarchical: 1 intra step of 2 blocks (each rank sends 2 messages and receives 2:
+  // one extra latency each way), 1 rail step with 2 blocks leaving each host.
   EXPECT_NEAR(EstimateReduceScatterUs("hierarchical", t, 1e6, c),
-              (2 + 2e6 / 10000) + 2 + (25 + 2e6 / 1250), 1e-6);
+              (2 + 2e6 / 10000) + 2 * 2 + (25 + 2e6 / 1250), 1e-6);
 }
 
 TEST(HierarchicalPlanner, CostModelParse) {
