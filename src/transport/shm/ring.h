@@ -36,29 +36,17 @@ class Ring {
   // Producer: copies up to n bytes in, as many as fit. Returns the count copied.
   size_t Write(const void* src, size_t n) {
     uint64_t head = ctl_->head.load(std::memory_order_relaxed);
-    if (size_ - (head - cached_tail_) < n)
-      cached_tail_ = ctl_->tail.load(std::memory_order_acquire);
-    size_t k = std::min<uint64_t>(n, size_ - (head - cached_tail_));
+    size_t k = std::min<uint64_t>(n, Free(head, n));
     if (k == 0) return 0;
-    size_t off = head & mask_;
-    size_t first = std::min<size_t>(k, size_ - off);
-    std::memcpy(data_ + off, src, first);
-    std::memcpy(data_, static_cast<const uint8_t*>(src) + first, k - first);
+    CopyIn(head, src, k);
     ctl_->head.store(head + k, std::memory_order_release);
     return k;
   }
 
   // Consumer: copies up to n bytes out, as many as are there. Returns the count copied.
   size_t Read(void* dst, size_t n) {
-    uint64_t tail = ctl_->tail.load(std::memory_order_relaxed);
-    if (cached_head_ - tail < n) cached_head_ = ctl_->head.load(std::memory_order_acquire);
-    size_t k = std::min<uint64_t>(n, cached_head_ - tail);
-    if (k == 0) return 0;
-    size_t off = tail & mask_;
-    size_t first = std::min<size_t>(k, size_ - off);
-    std::memcpy(dst, data_ + off, first);
-    std::memcpy(static_cast<uint8_t*>(dst) + first, data_, k - first);
-    ctl_->tail.store(tail + k, std::memory_order_release);
+    size_t k = Peek(dst, n);
+    if (k > 0) Consume(k);
     return k;
   }
 
@@ -68,10 +56,7 @@ class Ring {
   bool WriteBoth(const void* a, size_t na, const void* b, size_t nb) {
     const size_t n = na + nb;
     uint64_t head = ctl_->head.load(std::memory_order_relaxed);
-    if (size_ - (head - cached_tail_) < n) {
-      cached_tail_ = ctl_->tail.load(std::memory_order_acquire);
-      if (size_ - (head - cached_tail_) < n) return false;
-    }
+    if (Free(head, n) < n) return false;
     CopyIn(head, a, na);
     CopyIn(head + na, b, nb);
     ctl_->head.store(head + n, std::memory_order_release);
@@ -86,10 +71,7 @@ class Ring {
     uint64_t tail = ctl_->tail.load(std::memory_order_relaxed) + skip;
     if (cached_head_ - tail < n) cached_head_ = ctl_->head.load(std::memory_order_acquire);
     size_t k = std::min<uint64_t>(n, cached_head_ - tail);
-    size_t off = tail & mask_;
-    size_t first = std::min<size_t>(k, size_ - off);
-    std::memcpy(dst, data_ + off, first);
-    std::memcpy(static_cast<uint8_t*>(dst) + first, data_, k - first);
+    CopyOut(tail, dst, k);
     return k;
   }
 
@@ -137,11 +119,24 @@ class Ring {
   uint64_t size() const { return size_; }
 
  private:
+  // Producer: the free bytes at write position `head`, looking at the consumer's tail
+  // only when the cached view shows fewer than `want`.
+  uint64_t Free(uint64_t head, size_t want) {
+    if (size_ - (head - cached_tail_) < want)
+      cached_tail_ = ctl_->tail.load(std::memory_order_acquire);
+    return size_ - (head - cached_tail_);
+  }
   void CopyIn(uint64_t pos, const void* src, size_t n) {
     size_t off = pos & mask_;
     size_t first = std::min<size_t>(n, size_ - off);
     std::memcpy(data_ + off, src, first);
     std::memcpy(data_, static_cast<const uint8_t*>(src) + first, n - first);
+  }
+  void CopyOut(uint64_t pos, void* dst, size_t n) const {
+    size_t off = pos & mask_;
+    size_t first = std::min<size_t>(n, size_ - off);
+    std::memcpy(dst, data_ + off, first);
+    std::memcpy(static_cast<uint8_t*>(dst) + first, data_, n - first);
   }
 
   RingControl* ctl_ = nullptr;
