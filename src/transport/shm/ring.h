@@ -126,13 +126,17 @@ class Ring {
       cached_tail_ = ctl_->tail.load(std::memory_order_acquire);
     return size_ - (head - cached_tail_);
   }
+  // Both copy nothing for n == 0, where src or dst may be null (an empty message's
+  // buffer), which memcpy does not allow even for zero bytes.
   void CopyIn(uint64_t pos, const void* src, size_t n) {
+    if (n == 0) return;
     size_t off = pos & mask_;
     size_t first = std::min<size_t>(n, size_ - off);
     std::memcpy(data_ + off, src, first);
     std::memcpy(data_, static_cast<const uint8_t*>(src) + first, n - first);
   }
   void CopyOut(uint64_t pos, void* dst, size_t n) const {
+    if (n == 0) return;
     size_t off = pos & mask_;
     size_t first = std::min<size_t>(n, size_ - off);
     std::memcpy(dst, data_ + off, first);
