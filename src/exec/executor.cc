@@ -44,6 +44,10 @@ Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx, co
       }
       i = eager_.first_step + (eager_.fused ? 2 : 1);
       eager_.active = false;
+    } else if (early_.active) {  // copied while the round communicated; finish the rest
+      std::memcpy(early_.dst + early_.done, early_.src + early_.done, early_.bytes - early_.done);
+      i = early_.step + 1;
+      early_.active = false;
     }
     for (; i < steps.size(); ++i) {
       const Step& step = steps[i];
@@ -173,6 +177,51 @@ bool Executor::AdvanceEagerReduce() {
   return true;
 }
 
+// Copy early. A rooted collective's root typically copies its own block to its output
+// while a peer pulls another block out of its memory (shm single-copy): run after the
+// round, the copy adds its whole time to the root's; run in slices between passes over
+// the links while the round's messages are in flight, it fills time the root spends
+// waiting. Allowed only when running the copy early cannot change what the round
+// computes: nothing the round receives writes its source or destination, nothing it
+// sends reads its destination, and source and destination do not overlap (the copy is
+// cut into slices). Only the round's first local step is considered, so no earlier local
+// step can depend on it; a copy that fuses with the reduce after it is left to
+// PlanEagerReduce.
+void Executor::PlanEarlyCopy(const sched::Round& round) {
+  early_.active = false;
+  if (eager_.active) return;
+  const auto& steps = round.steps;
+  size_t first = 0;
+  while (first < steps.size() &&
+         (steps[first].kind == StepKind::kSend || steps[first].kind == StepKind::kRecv))
+    ++first;
+  if (first == steps.size() || steps[first].kind != StepKind::kCopy) return;
+  const Step& step = steps[first];
+  if (first + 1 < steps.size() && FusesWithNext(step, steps[first + 1])) return;
+  const size_t bytes = step.dst.count * esize_;
+  if (bytes < kEagerMinBytes) return;
+  char* dst = static_cast<char*>(Ptr(step.dst));
+  const char* src = static_cast<const char*>(Ptr(step.src));
+  if (Overlaps(dst, bytes, src, bytes)) return;
+  for (const auto& recv : recvs_) {
+    if (Overlaps(dst, bytes, recv.data, recv.expect.bytes)) return;
+    if (Overlaps(src, bytes, recv.data, recv.expect.bytes)) return;
+  }
+  for (const auto& send : sends_)
+    if (Overlaps(dst, bytes, send.data, send.header.bytes)) return;
+  early_ = EarlyCopy{true, first, dst, src, bytes, 0};
+}
+
+// Copies the next slice of the early copy, at most kEagerSliceBytes. Returns whether it
+// copied anything.
+bool Executor::AdvanceEarlyCopy() {
+  if (early_.done == early_.bytes) return false;
+  const size_t n = std::min(early_.bytes - early_.done, kEagerSliceBytes);
+  std::memcpy(early_.dst + early_.done, early_.src + early_.done, n);
+  early_.done += n;
+  return true;
+}
+
 void Executor::FusedReduce(void* dst, const void* x, const void* y, size_t count,
                            size_t step_count) {
   if (step_count * esize_ >= kStreamingMinBytes) {
@@ -211,6 +260,7 @@ transport::WireHeader Executor::Header(int step, size_t count) const {
 
 Status Executor::Communicate(const sched::Round& round, size_t round_index) {
   eager_.active = false;
+  early_.active = false;
   sends_.clear();
   recvs_.clear();
   send_peers_.clear();
@@ -227,6 +277,7 @@ Status Executor::Communicate(const sched::Round& round, size_t round_index) {
   }
   if (sends_.empty() && recvs_.empty()) return Status::Ok();
   PlanEagerReduce(round);
+  PlanEarlyCopy(round);
   // Post receives first, then sends, once the vectors stop growing (links keep pointers
   // to the ops).
   auto track = [&](transport::Link* link) {
@@ -278,6 +329,7 @@ Status Executor::PollUntilDone(size_t round_index) {
       moved |= r.value();
     }
     if (eager_.active && AdvanceEagerReduce()) moved = true;
+    if (early_.active && AdvanceEarlyCopy()) moved = true;
     if (AllDone()) return Status::Ok();
     if (ctx_->abort != nullptr && ctx_->abort->load(std::memory_order_relaxed))
       return AbortedError(round_index);

@@ -69,6 +69,9 @@ class Executor {
   // Reduce as it lands: see PlanEagerReduce in executor.cc.
   void PlanEagerReduce(const sched::Round& round);
   bool AdvanceEagerReduce();
+  // Copy while the round communicates: see PlanEarlyCopy in executor.cc.
+  void PlanEarlyCopy(const sched::Round& round);
+  bool AdvanceEarlyCopy();
   transport::WireHeader Header(int step, size_t count) const;
   bool AllDone() const;
   int FirstPendingPeer() const;
@@ -98,6 +101,18 @@ class Executor {
     size_t done = 0;   // elements reduced so far
   };
   EagerReduce eager_;
+  // The round's first local step when it is a copy the round's communication neither
+  // feeds nor reads, run in slices while that communication is in flight
+  // (PlanEarlyCopy).
+  struct EarlyCopy {
+    bool active = false;
+    size_t step = 0;  // its index in the round
+    char* dst = nullptr;
+    const char* src = nullptr;
+    size_t bytes = 0;
+    size_t done = 0;  // bytes copied so far
+  };
+  EarlyCopy early_;
   // Reused between calls.
   std::vector<int> send_steps_, recv_steps_;  // per-peer message index in this call
   std::vector<transport::SendOp> sends_;

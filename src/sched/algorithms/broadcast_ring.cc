@@ -6,9 +6,13 @@
 // messages whatever the world size.
 //
 // The segment count is a first guess to be tuned by measurement: at least `size` (so the
-// pipeline fills), at most one segment per kSegmentElems elements, never more than count.
-// The root sends from its input and copies it to its output; others receive into and
-// forward from the output. A round's receive and send are different segments.
+// pipeline fills), at most one segment per kSegmentElems elements, never more than count;
+// two ranks have no chain to fill, and one segment saves the rounds (and over shm lets a
+// large message go single-copy). The root sends from its input and copies it to its
+// output in the round of its last send, where the executor runs the copy while that
+// segment is in flight (Executor::PlanEarlyCopy) and no other rank waits for it; others
+// receive into and forward from the output. A round's receive and send are different
+// segments.
 #include <algorithm>
 
 #include "sched/algorithms/algorithms.h"
@@ -22,6 +26,7 @@ constexpr size_t kSegmentElems = 16384;
 }  // namespace
 
 size_t RingBroadcastSegments(size_t count, int size) {
+  if (size <= 2) return std::min<size_t>(count, 1);
   const size_t by_size = (count + kSegmentElems - 1) / kSegmentElems;
   return std::min(count, std::max(static_cast<size_t>(size), by_size));
 }
@@ -32,11 +37,10 @@ Schedule BuildBroadcastRing(const CollectiveSpec& spec) {
   const size_t count = spec.count;
   const int pos = RingPeer(spec.rank, n, -spec.root);  // position in the chain
   const bool is_root = pos == 0;
-  if (is_root) {
-    b.NewRound();
-    b.Copy(Out(0, count), In(0, count));
+  if (n == 1 || count == 0) {
+    if (is_root) b.Copy(Out(0, count), In(0, count));
+    return b.Finish();
   }
-  if (n == 1 || count == 0) return b.Finish();
 
   const int segs = static_cast<int>(std::min<size_t>(RingBroadcastSegments(count, n), 1 << 30));
   const Buf from = is_root ? Buf::kInput : Buf::kOutput;
@@ -55,6 +59,7 @@ Schedule BuildBroadcastRing(const CollectiveSpec& spec) {
     }
     if (pos < n - 1 && send_j >= 0 && send_j < segs) {
       b.Send(RingPeer(spec.rank, n, 1), seg(from, send_j));
+      if (is_root && send_j == segs - 1) b.Copy(Out(0, count), In(0, count));
     }
   }
   return b.Finish();

@@ -1,0 +1,129 @@
+// The executor runs a round's first local copy while the round communicates
+// (Executor::PlanEarlyCopy) only when that cannot change the result: a copy that reads
+// what the round receives, or writes what the round sends, waits for the round. Each
+// test delays the peer so that a copy run early would certainly run before the message
+// moves, and would then leave the wrong bytes.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "../transport/test_util.h"
+#include "exec/executor.h"
+
+namespace weft::exec {
+namespace {
+
+using sched::Buf;
+using sched::Round;
+using sched::Schedule;
+using sched::Slice;
+using sched::Step;
+using sched::StepKind;
+
+// Large enough to be copied early (at least 64 KiB) and to go single-copy over shm.
+constexpr size_t kCount = 64 * 1024;  // float32 elements: 256 KiB
+constexpr auto kPeerDelay = std::chrono::milliseconds(200);
+
+Step Send(int peer, Slice src) { return Step{StepKind::kSend, peer, src, {}}; }
+Step Recv(int peer, Slice dst) { return Step{StepKind::kRecv, peer, {}, dst}; }
+Step Copy(Slice dst, Slice src) { return Step{StepKind::kCopy, -1, src, dst}; }
+Schedule OneRound(std::vector<Step> steps) {
+  Schedule s;
+  s.rounds.push_back(Round{std::move(steps)});
+  return s;
+}
+
+std::vector<float> Filled(size_t n, float v) { return std::vector<float>(n, v); }
+
+// Two shm thread-ranks; runs fn(rank, executor) on each and checks the status it returns.
+void WithTwoRanks(const std::function<Status(int, Executor&)>& fn) {
+  using transport::testing::RunRanks;
+  using transport::testing::ThreadAllGather;
+  const uint64_t comm = transport::testing::UniqueCommId();
+  ThreadAllGather gather(2);
+  RunRanks(2, [&](int r) {
+    transport::MeshOptions o;
+    o.rank = r;
+    o.size = 2;
+    o.comm_id = comm;
+    o.mode = transport::TransportMode::kShm;
+    o.deadline = Deadline::AfterSeconds(20);
+    auto m = transport::Mesh::Connect(o, gather.For(r, o.deadline));
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    std::unique_ptr<transport::Mesh> mesh = std::move(m).value();
+    Executor executor(mesh.get());
+    Status s = fn(r, executor);
+    EXPECT_TRUE(s.ok()) << "rank " << r << ": " << s.ToString();
+  });
+}
+
+ExecContext Context() {
+  ExecContext ctx;
+  ctx.what = "early_copy_test";
+  ctx.seq = 1;
+  ctx.deadline = LazyDeadline::AfterSeconds(20);
+  return ctx;
+}
+
+// Rank 1 receives into output[0, n) and copies that to output[n, 2n) in the same round:
+// the copy must see the received bytes, not what was there before.
+TEST(EarlyCopyTest, CopyOfWhatTheRoundReceivesWaitsForIt) {
+  std::vector<float> in0 = Filled(kCount, 7.0f), out1 = Filled(2 * kCount, -1.0f);
+  WithTwoRanks([&](int r, Executor& ex) {
+    ExecContext ctx = Context();
+    if (r == 0) {
+      std::this_thread::sleep_for(kPeerDelay);
+      return ex.Run(OneRound({Send(1, {Buf::kInput, 0, kCount})}), ctx, {in0.data(), nullptr});
+    }
+    Schedule s = OneRound({Recv(0, {Buf::kOutput, 0, kCount}),
+                           Copy({Buf::kOutput, kCount, kCount}, {Buf::kOutput, 0, kCount})});
+    return ex.Run(s, ctx, {nullptr, out1.data()});
+  });
+  EXPECT_EQ(out1, Filled(2 * kCount, 7.0f));
+}
+
+// Rank 1 sends output[0, n) and overwrites it with its input in the same round: the peer
+// must get the bytes from before the copy.
+TEST(EarlyCopyTest, CopyOverWhatTheRoundSendsWaitsForIt) {
+  std::vector<float> in1 = Filled(kCount, 3.0f), out1 = Filled(kCount, 5.0f),
+                     out0 = Filled(kCount, -1.0f);
+  WithTwoRanks([&](int r, Executor& ex) {
+    ExecContext ctx = Context();
+    if (r == 0) {
+      std::this_thread::sleep_for(kPeerDelay);
+      return ex.Run(OneRound({Recv(1, {Buf::kOutput, 0, kCount})}), ctx, {nullptr, out0.data()});
+    }
+    Schedule s = OneRound({Send(0, {Buf::kOutput, 0, kCount}),
+                           Copy({Buf::kOutput, 0, kCount}, {Buf::kInput, 0, kCount})});
+    return ex.Run(s, ctx, {in1.data(), out1.data()});
+  });
+  EXPECT_EQ(out0, Filled(kCount, 5.0f)) << "the peer got the copy's bytes";
+  EXPECT_EQ(out1, Filled(kCount, 3.0f));
+}
+
+// The root's own copy, independent of what it sends (broadcast_ring's last round): it
+// may run early, and both sides end with the right bytes. Half the input is sent; the
+// whole input is copied, reading (not writing) the bytes being sent.
+TEST(EarlyCopyTest, IndependentCopyGivesTheSameResult) {
+  std::vector<float> in0(2 * kCount), out0 = Filled(2 * kCount, -1.0f),
+                                      out1 = Filled(kCount, -1.0f);
+  for (size_t i = 0; i < in0.size(); ++i) in0[i] = static_cast<float>(i % 1000);
+  WithTwoRanks([&](int r, Executor& ex) {
+    ExecContext ctx = Context();
+    if (r == 1) {
+      std::this_thread::sleep_for(kPeerDelay);
+      return ex.Run(OneRound({Recv(0, {Buf::kOutput, 0, kCount})}), ctx, {nullptr, out1.data()});
+    }
+    Schedule s = OneRound({Send(1, {Buf::kInput, 0, kCount}),
+                           Copy({Buf::kOutput, 0, 2 * kCount}, {Buf::kInput, 0, 2 * kCount})});
+    return ex.Run(s, ctx, {in0.data(), out0.data()});
+  });
+  EXPECT_EQ(out0, in0);
+  EXPECT_EQ(out1, std::vector<float>(in0.begin(), in0.begin() + kCount));
+}
+
+}  // namespace
+}  // namespace weft::exec
