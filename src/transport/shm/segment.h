@@ -48,9 +48,11 @@ struct SideInfo {
 enum CmaState : uint32_t { kCmaUnknown = 0, kCmaWorks = 1, kCmaDenied = 2 };
 
 inline constexpr uint64_t kSegmentMagic = 0x314d485354464557ull;  // "WEFTSHM1"
-// 4: rings may rewind (ShmLink's kRewindMarker), which a version-3 peer would not read.
+// 4: rings may rewind (a marker where the next header would be), which a version-3
+//    peer would not read.
 // 5: SideInfo has the wake word (bell, sleeping).
-inline constexpr uint32_t kSegmentVersion = 5;
+// 6: messages travel in stamped slots (Ring::WriteWhole/WriteStreamedHeader).
+inline constexpr uint32_t kSegmentVersion = 6;
 
 // At offset 0 of the segment; ring data follows at SegmentLayout::data_offset.
 struct SegmentHeader {

@@ -18,9 +18,7 @@ ShmLink::ShmLink(int self, int peer, std::unique_ptr<Segment> segment, uint64_t 
       in_(segment_->RecvRing()),
       cma_threshold_(cma_threshold),
       rewind_window_(rewind_bytes == 0 ? UINT64_MAX : rewind_bytes),
-      wake_(wake) {
-  static_assert(kRewindMarker != kWireMagic, "a rewind must never read as a header");
-}
+      wake_(wake) {}
 
 Result<bool> ShmLink::Progress() {
   if (!failed_.ok()) return failed_;
@@ -54,51 +52,44 @@ bool ShmLink::ProgressSends() {
     cma_unacked_.pop_front();
     moved = true;
   }
+  constexpr uint64_t kHdr = sizeof(WireHeader);
   while (!sends_.empty()) {
     SendOp* op = sends_.front();
-    constexpr uint64_t kHdr = sizeof(WireHeader);
-    if (send_off_ == 0) {
-      out_.RewindIfDrained(rewind_window_, kRewindMarker);
-      // A small message goes in whole, header and payload in one update of the ring.
-      if (!SingleCopy(op->header.bytes) && op->header.bytes <= kWholeMessageBytes &&
-          out_.WriteBoth(&op->header, kHdr, op->data, op->header.bytes)) {
+    const uint64_t bytes = op->header.bytes;
+    if (!header_sent_) {
+      out_.RewindIfDrained(rewind_window_);
+      if (SingleCopy(bytes)) {
+        // The header and the buffer's address in one slot; the op completes on the
+        // peer's ack (cma_done).
+        const uint64_t addr = reinterpret_cast<uint64_t>(op->data);
+        if (!out_.WriteWhole(&op->header, kHdr, &addr, sizeof(addr))) break;
+        cma_unacked_.emplace_back(op, ++cma_sent_);
+        sends_.pop_front();
+        moved = true;
+        continue;
+      }
+      // A small message goes in whole, header and payload published by one stamp.
+      if (bytes <= kWholeMessageBytes && out_.WriteWhole(&op->header, kHdr, op->data, bytes)) {
         op->done = true;
         sends_.pop_front();
         moved = true;
         continue;
       }
+      if (!out_.WriteStreamedHeader(&op->header, kHdr)) break;
+      header_sent_ = true;
+      payload_sent_ = 0;
+      moved = true;
     }
-    if (send_off_ < kHdr) {
+    if (payload_sent_ < bytes) {
       size_t n =
-          out_.Write(reinterpret_cast<const uint8_t*>(&op->header) + send_off_, kHdr - send_off_);
-      send_off_ += n;
+          out_.Write(static_cast<const uint8_t*>(op->data) + payload_sent_, bytes - payload_sent_);
+      payload_sent_ += n;
       moved = moved || n > 0;
-      if (send_off_ < kHdr) break;
-    }
-    if (SingleCopy(op->header.bytes)) {
-      // The address instead of the payload; the op completes on the peer's ack.
-      constexpr uint64_t kAddr = sizeof(uint64_t);
-      if (send_off_ == kHdr) cma_addr_out_ = reinterpret_cast<uint64_t>(op->data);
-      uint64_t off = send_off_ - kHdr;
-      size_t n = out_.Write(reinterpret_cast<const uint8_t*>(&cma_addr_out_) + off, kAddr - off);
-      send_off_ += n;
-      moved = moved || n > 0;
-      if (send_off_ - kHdr < kAddr) break;
-      cma_unacked_.emplace_back(op, ++cma_sent_);
-      sends_.pop_front();
-      send_off_ = 0;
-      continue;
-    }
-    uint64_t done = send_off_ - kHdr;
-    if (done < op->header.bytes) {
-      size_t n = out_.Write(static_cast<const uint8_t*>(op->data) + done, op->header.bytes - done);
-      send_off_ += n;
-      moved = moved || n > 0;
-      if (send_off_ - kHdr < op->header.bytes) break;
+      if (payload_sent_ < bytes) break;
     }
     op->done = true;
     sends_.pop_front();
-    send_off_ = 0;
+    header_sent_ = false;
     moved = true;
   }
   return moved;
@@ -106,59 +97,45 @@ bool ShmLink::ProgressSends() {
 
 Result<bool> ShmLink::ProgressRecvs() {
   bool moved = false;
+  constexpr uint64_t kHdr = sizeof(WireHeader);
+  constexpr uint64_t kAddr = sizeof(uint64_t);
   while (!inbound_.recvs.empty()) {
     RecvOp* op = inbound_.recvs.front();
-    constexpr uint64_t kHdr = sizeof(WireHeader);
+    const uint64_t bytes = op->expect.bytes;
     if (inbound_.header_off == 0) {
-      // Look before consuming: the first word may be the sender's rewind marker, and
-      // then what follows it in the ring is skipped space, not the rest of a header.
-      constexpr uint64_t kMagic = sizeof(inbound_.header.magic);
-      size_t n = in_.Peek(&inbound_.header, kHdr);
-      if (n == 0) break;
+      const Ring::SlotKind kind = in_.PeekSlot();
+      if (kind == Ring::SlotKind::kNone) break;
       moved = true;
-      if (n >= kMagic && inbound_.header.magic == kRewindMarker) {
-        in_.Consume(kMagic);
-        in_.SkipToStart();
+      if (kind == Ring::SlotKind::kRewind) {
+        in_.ConsumeSlot(kind, 0);
         continue;
       }
-      if (n == kHdr) {
-        // Validate before a single payload byte lands in the user's buffer.
-        WEFT_RETURN_IF_ERROR(CheckHeader(inbound_.header, op->expect, self_, peer_, "shm"));
-        // A small message written whole (ProgressSends) is read whole: one update of
-        // the ring for header and payload.
-        const uint64_t bytes = op->expect.bytes;
-        if (!SingleCopy(bytes) && bytes <= kWholeMessageBytes &&
-            in_.Peek(op->data, bytes, kHdr) == bytes) {
-          in_.Consume(kHdr + bytes);
-          op->landed = bytes;
-          inbound_.CompleteFront();
-          continue;
-        }
-      }
-      in_.Consume(n);
-      inbound_.header_off = n;
-    }
-    if (inbound_.header_off < kHdr) {
-      size_t n = in_.Read(reinterpret_cast<uint8_t*>(&inbound_.header) + inbound_.header_off,
-                          kHdr - inbound_.header_off);
-      inbound_.header_off += n;
-      moved = moved || n > 0;
-      if (inbound_.header_off < kHdr) break;
+      in_.CopyFromSlot(&inbound_.header, kHdr);
       // Validate before a single payload byte lands in the user's buffer.
       WEFT_RETURN_IF_ERROR(CheckHeader(inbound_.header, op->expect, self_, peer_, "shm"));
-    }
-    if (SingleCopy(op->expect.bytes)) {
-      // payload_off counts the address bytes here; op->landed the payload copied so far:
-      // all of it in one go, or one piece per pass for a receive consumed as it lands.
-      constexpr uint64_t kAddr = sizeof(uint64_t);
-      if (inbound_.payload_off < kAddr) {
-        size_t n = in_.Read(reinterpret_cast<uint8_t*>(&cma_addr_in_) + inbound_.payload_off,
-                            kAddr - inbound_.payload_off);
-        inbound_.payload_off += n;
-        moved = moved || n > 0;
-        if (inbound_.payload_off < kAddr) break;
+      const bool whole = kind == Ring::SlotKind::kWhole;
+      if (SingleCopy(bytes)) {
+        if (!whole) return ProtocolError(kind, bytes);
+        in_.CopyFromSlot(&cma_addr_in_, kAddr, kHdr);
+        in_.ConsumeSlot(kind, kHdr + kAddr);
+        inbound_.header_off = kHdr;
+      } else if (whole) {
+        // A small message written whole is read whole.
+        if (bytes > kWholeMessageBytes) return ProtocolError(kind, bytes);
+        in_.CopyFromSlot(op->data, bytes, kHdr);
+        in_.ConsumeSlot(kind, kHdr + bytes);
+        op->landed = bytes;
+        inbound_.CompleteFront();
+        continue;
+      } else {
+        in_.ConsumeSlot(kind, kHdr);
+        inbound_.header_off = kHdr;
       }
-      const uint64_t left = op->expect.bytes - op->landed;
+    }
+    if (SingleCopy(bytes)) {
+      // op->landed counts the payload copied so far: all of it in one go, or one piece
+      // per pass for a receive consumed as it lands.
+      const uint64_t left = bytes - op->landed;
       const uint64_t piece = op->incremental ? std::min(left, kIncrementalPieceBytes) : left;
       Status st = CmaRead(segment_->peer_info().pid.load(), cma_addr_in_ + op->landed,
                           static_cast<uint8_t*>(op->data) + op->landed, piece);
@@ -169,28 +146,37 @@ Result<bool> ShmLink::ProgressRecvs() {
         Status closed = PeerClosedError();
         if (!closed.ok()) return closed;
         return st.WithContext(fmt::format("rank {} reading {} bytes from rank {} (shm single-copy)",
-                                          self_, op->expect.bytes, peer_));
+                                          self_, bytes, peer_));
       }
       op->landed += piece;
       moved = true;
-      if (op->landed < op->expect.bytes) break;  // the consumer takes this piece first
+      if (op->landed < bytes) break;  // the consumer takes this piece first
       segment_->my_info().cma_done.fetch_add(1, std::memory_order_release);
       inbound_.CompleteFront();
-      moved = true;
       continue;
     }
-    if (inbound_.payload_off < op->expect.bytes) {
+    if (inbound_.payload_off < bytes) {
       size_t n = in_.Read(static_cast<uint8_t*>(op->data) + inbound_.payload_off,
-                          op->expect.bytes - inbound_.payload_off);
+                          bytes - inbound_.payload_off);
       inbound_.payload_off += n;
       op->landed = inbound_.payload_off;
       moved = moved || n > 0;
-      if (inbound_.payload_off < op->expect.bytes) break;
+      if (inbound_.payload_off < bytes) break;
     }
     inbound_.CompleteFront();
     moved = true;
   }
   return moved;
+}
+
+// The sender chose the slot's kind from the same size and threshold the receiver sees
+// (the segment's single-copy threshold is shared), so a mismatch means a corrupted ring
+// or a peer built differently.
+Status ShmLink::ProtocolError(Ring::SlotKind kind, uint64_t bytes) const {
+  return Internal(fmt::format(
+      "rank {}: shm link from rank {}: a {}-byte message came as a {} slot, which this "
+      "side cannot read (segment version {} on both sides?)",
+      self_, peer_, bytes, kind == Ring::SlotKind::kWhole ? "whole" : "streamed", kSegmentVersion));
 }
 
 void ShmLink::SendAbort(const Status& cause) {

@@ -1,21 +1,23 @@
 // A Link to a peer on the same host through a shared-memory segment (see segment.h):
-// each message is its 32-byte WireHeader followed by the payload, streamed through the
-// ring of that direction in pieces as space frees up, so messages of any size pass
-// through rings of a fixed size.
+// each message is a stamped slot of the ring of that direction (ring.h) holding its
+// 32-byte WireHeader. A message of up to kWholeMessageBytes that fits goes whole, header
+// and payload in the slot; a larger one streams its payload after the slot in pieces as
+// space frees up, so messages of any size pass through rings of a fixed size.
 //
 // Messages of at least `cma_threshold` bytes (when the pair can use cross-memory attach)
-// carry only the sender's buffer address after the header; the receiver copies the
-// payload straight out of the sender's memory and counts it in cma_done, which is what
-// completes the send.
+// carry only the sender's buffer address after the header, in a whole slot; the receiver
+// copies the payload straight out of the sender's memory and counts it in cma_done,
+// which is what completes the send.
 //
 // A sender whose ring the peer has drained starts the next message at the ring's start
-// once it is `rewind_bytes` in (Ring::RewindIfDrained), leaving kRewindMarker where a
-// header would be; small messages so stay on a few hot cache lines and pages.
+// once it is `rewind_bytes` in (Ring::RewindIfDrained, a kRewind slot); small messages so
+// stay on a few hot cache lines and pages.
 //
 // Progress copies as much as both rings allow and never blocks. There is no file
 // descriptor to poll (PollFd() == -1): the executor must call Progress() to notice new
-// bytes, or sleep on the wake word (ArmWake), which the peer rings after progress. A peer that destroyed its link is reported at once; a peer process that died is
-// noticed after ~100 ms without progress (kill(pid, 0) == ESRCH, or a zombie).
+// bytes, or sleep on the wake word (ArmWake), which the peer rings after progress. A peer that
+// destroyed its link is reported at once; a peer process that died is noticed after ~100 ms without
+// progress (kill(pid, 0) == ESRCH, or a zombie).
 //
 // Thread-safety: one thread at a time per link.
 #pragma once
@@ -58,9 +60,8 @@ class ShmLink final : public Link {
   // How long without progress before checking whether the peer process is alive.
   static constexpr std::chrono::milliseconds kLivenessInterval{100};
   static constexpr uint32_t kClockEveryIdlePasses = 256;
-  // Stands in a header's magic field (never kWireMagic) where the sender rewound.
-  static constexpr uint32_t kRewindMarker = 0x444e5752;  // "RWND"
-  // Messages up to this size are written header and payload together (Ring::WriteBoth).
+  // Messages up to this size are written header and payload together in one slot
+  // (Ring::WriteWhole).
   static constexpr uint64_t kWholeMessageBytes = 4096;
 
  private:
@@ -69,6 +70,7 @@ class ShmLink final : public Link {
   bool SingleCopy(uint64_t bytes) const { return cma_threshold_ > 0 && bytes >= cma_threshold_; }
   // The peer's failure (its abort text) once it has closed its end; Ok while it has not.
   Status PeerClosedError() const;
+  Status ProtocolError(Ring::SlotKind kind, uint64_t bytes) const;
   // Called when nothing moved: fails if the peer closed its end or its process died.
   Status CheckPeer();
   // After this side made progress the peer may be waiting for: wakes the peer if it
@@ -84,15 +86,15 @@ class ShmLink final : public Link {
   bool wake_;
 
   std::deque<SendOp*> sends_;
-  uint64_t send_off_ = 0;  // bytes of the front send (header + payload) already written
+  bool header_sent_ = false;   // the front send's header is in a kStreamed slot
+  uint64_t payload_sent_ = 0;  // bytes of its payload written after it
   // Single-copy sends whose address is in the ring, waiting for the peer to read them:
   // (op, its number among this side's single-copy sends).
   std::deque<std::pair<SendOp*, uint64_t>> cma_unacked_;
   uint64_t cma_sent_ = 0;
-  uint64_t cma_addr_out_ = 0;  // the front send's buffer address, as written to the ring
 
   Inbound inbound_;
-  uint64_t cma_addr_in_ = 0;    // the peer's buffer address for a single-copy recv
+  uint64_t cma_addr_in_ = 0;  // the peer's buffer address for a single-copy recv
 
   Status failed_;
   bool idle_ = false;  // true while Progress calls move nothing; idle_since_ is valid

@@ -1,5 +1,4 @@
 #include "transport/shm/shm_link.h"
-#include "transport/shm/shm_setup.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>
@@ -16,9 +15,10 @@
 #include <thread>
 
 #include "core/futex.h"
-#include "transport/shm/cma.h"
 #include "test_util.h"
+#include "transport/shm/cma.h"
 #include "transport/shm/segment.h"
+#include "transport/shm/shm_setup.h"
 
 namespace weft::transport::shm {
 namespace {
@@ -146,59 +146,81 @@ TEST(ShmSegmentTest, WakeFromEnv) {
   unsetenv("WEFT_SHM_WAKE");
 }
 
-// The ring alone: a rewind happens only when drained and past the window, and the
-// consumer's skip lands exactly where the producer's next write starts.
-TEST(ShmRingTest, RewindOnlyWhenDrainedAndPastTheWindow) {
-  constexpr uint32_t kMarker = ShmLink::kRewindMarker;
+// The ring alone: a consumer finds each slot by its stamp, never mistakes a stale stamp
+// (here slot 0's, still there after a rewind) for a new one, and a rewind happens only
+// when drained and past the window.
+TEST(ShmRingTest, SlotsAreFoundByStampAndRewindOnlyWhenDrainedPastTheWindow) {
+  using Kind = Ring::SlotKind;
   RingControl ctl;
   std::vector<uint8_t> data(4096);
   Ring producer(&ctl, data.data(), data.size()), consumer(&ctl, data.data(), data.size());
-  std::vector<uint8_t> msg = Pattern(0, 1, 100), got(100);
-  EXPECT_FALSE(producer.RewindIfDrained(64, kMarker));  // at the start already
-  ASSERT_EQ(producer.Write(msg.data(), msg.size()), 100u);
-  EXPECT_FALSE(producer.RewindIfDrained(64, kMarker));  // not read yet
-  ASSERT_EQ(consumer.Read(got.data(), got.size()), 100u);
-  EXPECT_FALSE(producer.RewindIfDrained(128, kMarker));  // inside the window
-  EXPECT_TRUE(producer.RewindIfDrained(64, kMarker));
+  std::vector<uint8_t> head = Pattern(1, 3, 32), body = Pattern(2, 5, 8), got_head(32), got_body(8);
+  EXPECT_EQ(consumer.PeekSlot(), Kind::kNone) << "a fresh ring holds no message";
+  EXPECT_FALSE(producer.RewindIfDrained(64)) << "at the start already";
+  ASSERT_TRUE(producer.WriteWhole(head.data(), head.size(), body.data(), body.size()));
+  ASSERT_EQ(consumer.PeekSlot(), Kind::kWhole);
+  consumer.CopyFromSlot(got_head.data(), 32);
+  consumer.CopyFromSlot(got_body.data(), 8, 32);
+  EXPECT_EQ(got_head, head);
+  EXPECT_EQ(got_body, body);
+  consumer.ConsumeSlot(Kind::kWhole, 40);
+  EXPECT_EQ(ctl.tail.load(), 48u) << "stamp, header and body";
+  EXPECT_EQ(consumer.PeekSlot(), Kind::kNone) << "nothing new yet";
+
+  // A streamed message: its slot at the next line, its payload as a byte stream.
+  std::vector<uint8_t> payload = Pattern(3, 7, 100), got_payload(100);
+  EXPECT_FALSE(producer.RewindIfDrained(128)) << "the next slot, 64, is inside the window";
+  ASSERT_TRUE(producer.WriteStreamedHeader(head.data(), head.size()));
+  ASSERT_EQ(producer.Write(payload.data(), payload.size()), 100u);
+  EXPECT_FALSE(producer.RewindIfDrained(128)) << "not read yet";
+  ASSERT_EQ(consumer.PeekSlot(), Kind::kStreamed);
+  consumer.CopyFromSlot(got_head.data(), 32);
+  EXPECT_EQ(got_head, head);
+  consumer.ConsumeSlot(Kind::kStreamed, 32);
+  ASSERT_EQ(consumer.Read(got_payload.data(), got_payload.size()), 100u);
+  EXPECT_EQ(got_payload, payload);
+
+  ASSERT_TRUE(producer.RewindIfDrained(128));
   EXPECT_EQ(ctl.head.load() % 4096, 0u);
-  uint32_t marker = 0;
-  ASSERT_EQ(consumer.Read(&marker, sizeof(marker)), sizeof(marker));
-  EXPECT_EQ(marker, kMarker);
-  consumer.SkipToStart();
+  ASSERT_EQ(consumer.PeekSlot(), Kind::kRewind);
+  consumer.ConsumeSlot(Kind::kRewind, 0);
   EXPECT_EQ(ctl.tail.load(), ctl.head.load());
-  ASSERT_EQ(producer.Write(msg.data(), msg.size()), 100u);
-  std::fill(got.begin(), got.end(), 0);
-  ASSERT_EQ(consumer.Read(got.data(), got.size()), 100u);
-  EXPECT_EQ(got, msg);
+  EXPECT_EQ(consumer.PeekSlot(), Kind::kNone) << "slot 0's first stamp is stale";
+  std::vector<uint8_t> body2 = Pattern(4, 9, 8);
+  ASSERT_TRUE(producer.WriteWhole(head.data(), head.size(), body2.data(), body2.size()));
+  ASSERT_EQ(consumer.PeekSlot(), Kind::kWhole);
+  consumer.CopyFromSlot(got_body.data(), 8, 32);
+  EXPECT_EQ(got_body, body2);
+  consumer.ConsumeSlot(Kind::kWhole, 40);
   EXPECT_EQ(consumer.Readable(), 0u);
 }
 
-// A whole small message: WriteBoth puts both parts in or nothing (here across the
-// ring's end), and the consumer can look at a header (Peek, also past a skip) before
-// consuming exactly the bytes it turned out to hold.
-TEST(ShmRingTest, WriteBothIsAllOrNothingAndPeekDoesNotConsume) {
+// A whole slot goes in all at once or not at all (here across the ring's end, where its
+// body wraps to the start), and reads back intact.
+TEST(ShmRingTest, WholeSlotIsAllOrNothingAcrossTheRingEnd) {
+  using Kind = Ring::SlotKind;
   RingControl ctl;
   std::vector<uint8_t> data(256);
   Ring producer(&ctl, data.data(), data.size()), consumer(&ctl, data.data(), data.size());
-  std::vector<uint8_t> filler = Pattern(0, 7, 200), got(200);
-  ASSERT_EQ(producer.Write(filler.data(), filler.size()), 200u);
-  std::vector<uint8_t> head = Pattern(1, 3, 32), body = Pattern(2, 5, 40);
-  EXPECT_FALSE(producer.WriteBoth(head.data(), head.size(), body.data(), body.size()))
-      << "72 bytes must not go into the 56 free";
-  EXPECT_EQ(consumer.Readable(), 200u);
-  ASSERT_EQ(consumer.Read(got.data(), got.size()), 200u);
-  ASSERT_TRUE(producer.WriteBoth(head.data(), head.size(), body.data(), body.size()));
-  std::vector<uint8_t> peeked(32), peeked_body(40);
-  ASSERT_EQ(consumer.Peek(peeked.data(), peeked.size()), 32u);
-  EXPECT_EQ(peeked, head);
-  ASSERT_EQ(consumer.Peek(peeked_body.data(), peeked_body.size(), 32), 40u);
-  EXPECT_EQ(peeked_body, body);
-  EXPECT_EQ(consumer.Peek(peeked_body.data(), 41, 32), 40u) << "only what is there";
-  EXPECT_EQ(consumer.Readable(), 72u) << "peeking consumed nothing";
-  consumer.Consume(32);
-  std::vector<uint8_t> rest(40);
-  ASSERT_EQ(consumer.Read(rest.data(), rest.size()), 40u);
-  EXPECT_EQ(rest, body);
+  std::vector<uint8_t> head = Pattern(1, 3, 32), filler = Pattern(0, 7, 150), got(150);
+  ASSERT_TRUE(producer.WriteStreamedHeader(head.data(), head.size()));
+  ASSERT_EQ(producer.Write(filler.data(), filler.size()), 150u);  // head at 190
+  std::vector<uint8_t> body = Pattern(2, 5, 40);
+  EXPECT_FALSE(producer.WriteWhole(head.data(), head.size(), body.data(), body.size()))
+      << "slot 192 + 80 bytes must not go into the 66 free";
+  ASSERT_EQ(consumer.PeekSlot(), Kind::kStreamed);
+  consumer.ConsumeSlot(Kind::kStreamed, 32);
+  ASSERT_EQ(consumer.Read(got.data(), got.size()), 150u);
+  EXPECT_EQ(consumer.PeekSlot(), Kind::kNone) << "the refused slot left no stamp";
+  ASSERT_TRUE(producer.WriteWhole(head.data(), head.size(), body.data(), body.size()));
+  ASSERT_EQ(consumer.PeekSlot(), Kind::kWhole);
+  std::vector<uint8_t> got_head(32), got_body(40);
+  consumer.CopyFromSlot(got_head.data(), 32);
+  consumer.CopyFromSlot(got_body.data(), 40, 32);
+  EXPECT_EQ(got_head, head);
+  EXPECT_EQ(got_body, body);
+  consumer.ConsumeSlot(Kind::kWhole, 72);
+  EXPECT_EQ(ctl.tail.load(), 272u);
   EXPECT_EQ(consumer.Readable(), 0u);
 }
 
@@ -265,7 +287,7 @@ TEST(ShmLinkTest, IncrementalSingleCopyLandsPieceByPiece) {
     EXPECT_EQ(in, out);
     if (incremental) {
       EXPECT_EQ(seen, (std::vector<uint64_t>{kIncrementalPieceBytes, 2 * kIncrementalPieceBytes,
-                                              3 * kIncrementalPieceBytes, bytes}));
+                                             3 * kIncrementalPieceBytes, bytes}));
     } else {
       EXPECT_EQ(seen, std::vector<uint64_t>{bytes});
     }
@@ -346,8 +368,7 @@ TEST(ShmLinkTest, SleeperOnTheWakeWordIsWokenBySendersProgress) {
 // with it from 4 KiB (so small messages use the ring, large ones the peer's memory, in
 // one FIFO stream); each with rewinding off and with a small window (rewinds
 // interleaved with queued traffic).
-class ShmTransferTest
-    : public ::testing::TestWithParam<std::pair<uint64_t, uint64_t>> {};
+class ShmTransferTest : public ::testing::TestWithParam<std::pair<uint64_t, uint64_t>> {};
 
 TEST_P(ShmTransferTest, MessagesLargerThanTheRingInBothDirections) {
   Pair p = MakePair(UniqueCommId(), 4096, GetParam().first, GetParam().second);
