@@ -557,18 +557,19 @@ Result<const sched::Schedule*> Communicator::LookUpSchedule(const sched::Collect
 }
 
 Status Communicator::Execute(const Call& call, uint64_t seq, uint16_t kind) {
+  const char* name = CallName(call);
   const char* op = kind == transport::kDeviceSync  ? "device-sync"
                    : kind == transport::kCallCheck ? "call-check"
-                                                   : CallName(call);
+                                                   : name;
   exec::Progress* progress = recorder_->Begin(seq, op, call.count * DataTypeSize(call.dtype),
                                               DataTypeName(call.dtype));
-  Status st = ExecuteSchedule(call, seq, kind, progress);
+  Status st = ExecuteSchedule(call, name, seq, kind, progress);
   recorder_->End(st);
   return st;
 }
 
-Status Communicator::ExecuteSchedule(const Call& call, uint64_t seq, uint16_t kind,
-                                     exec::Progress* progress) {
+Status Communicator::ExecuteSchedule(const Call& call, const char* what, uint64_t seq,
+                                     uint16_t kind, exec::Progress* progress) {
   const size_t esize = DataTypeSize(call.dtype);
   exec::ExecContext ctx;
   ctx.progress = progress;
@@ -577,7 +578,7 @@ Status Communicator::ExecuteSchedule(const Call& call, uint64_t seq, uint16_t ki
   ctx.op = Reduces(call.coll) ? call.op : RedOp::kSum;
   ctx.seq = seq;
   ctx.deadline = LazyDeadline::AfterSeconds(timeout_s_);
-  ctx.what = CallName(call);
+  ctx.what = what;
   ctx.abort = &aborting_;
 
   if (call.kind != CallKind::kCollective) {

@@ -123,7 +123,8 @@ class Communicator {
   Status AbortedCall(const Call& call) const;
   // Aborted: `call` is refused because the communicator failed earlier with `cause`.
   Status RefusedAfterFailure(const Call& call, const Status& cause) const;
-  Status ExecuteSchedule(const Call& call, uint64_t seq, uint16_t kind,
+  // `what`: CallName(call), which the caller has at hand.
+  Status ExecuteSchedule(const Call& call, const char* what, uint64_t seq, uint16_t kind,
                          exec::Progress* progress);  // requires exec_mu_
   // The planner's choice for `spec` (cached); at WEFT_DEBUG=INFO rank 0 logs the first
   // choice of each collective and size class with the reason behind it.

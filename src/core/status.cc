@@ -19,14 +19,19 @@ const char* CodeName(Code code) {
   return "Unknown";
 }
 
+const std::string& Status::message() const {
+  static const std::string kEmpty;
+  return message_ ? *message_ : kEmpty;
+}
+
 std::string Status::ToString() const {
   if (ok()) return "OK";
-  return std::string(CodeName(code_)) + ": " + message_;
+  return std::string(CodeName(code_)) + ": " + message();
 }
 
 Status Status::WithContext(const std::string& context) const {
   if (ok()) return *this;
-  return Status(code_, context + ": " + message_);
+  return Status(code_, context + ": " + message());
 }
 
 Status ErrnoStatus(const std::string& what, int err) {

@@ -26,8 +26,10 @@ Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx, co
   ctx_ = &ctx;
   bufs_ = bufs;
   esize_ = DataTypeSize(ctx.dtype);
-  std::fill(send_steps_.begin(), send_steps_.end(), 0);
-  std::fill(recv_steps_.begin(), recv_steps_.end(), 0);
+  // Only the peers the last call talked to have counts to clear: a small call on a large
+  // world touches one or two.
+  for (int peer : step_peers_) send_steps_[peer] = recv_steps_[peer] = 0;
+  step_peers_.clear();
   if (reduce_ == nullptr || ctx.dtype != reduce_dtype_ || ctx.op != reduce_op_) {
     reduce_ = GetReduceFn(ctx.dtype, ctx.op);
     reduce_into_ = GetReduceIntoFn(ctx.dtype, ctx.op);
@@ -268,9 +270,13 @@ Status Executor::Communicate(const sched::Round& round, size_t round_index) {
   active_.clear();
   for (const auto& step : round.steps) {
     if (step.kind == StepKind::kSend) {
+      if (send_steps_[step.peer] == 0 && recv_steps_[step.peer] == 0)
+        step_peers_.push_back(step.peer);
       sends_.push_back({Header(send_steps_[step.peer]++, step.src.count), Ptr(step.src)});
       send_peers_.push_back(step.peer);
     } else if (step.kind == StepKind::kRecv) {
+      if (send_steps_[step.peer] == 0 && recv_steps_[step.peer] == 0)
+        step_peers_.push_back(step.peer);
       recvs_.push_back({Header(recv_steps_[step.peer]++, step.dst.count), Ptr(step.dst)});
       recv_peers_.push_back(step.peer);
     }

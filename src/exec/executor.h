@@ -115,6 +115,7 @@ class Executor {
   EarlyCopy early_;
   // Reused between calls.
   std::vector<int> send_steps_, recv_steps_;  // per-peer message index in this call
+  std::vector<int> step_peers_;  // the peers whose counts above are not 0
   std::vector<transport::SendOp> sends_;
   std::vector<transport::RecvOp> recvs_;
   std::vector<int> send_peers_, recv_peers_;
