@@ -21,9 +21,6 @@
 #endif
 
 namespace weft::transport {
-namespace ofi {
-class OfiEndpoint;  // null in a build without libfabric
-}  // namespace ofi
 namespace {
 
 Status CheckOptions(const MeshOptions& o) {
