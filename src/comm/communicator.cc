@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "bootstrap/launcher_env.h"
 #include "comm/call_check.h"
 #include "comm/detect_links.h"
 #include "core/env.h"
@@ -31,6 +32,16 @@ bool OutputIsPrivate(const Call& c, int rank) {
 }
 bool InputIsPrivate(const Call& c, int rank) {
   return c.coll == Collective::kScatter && c.root != rank;
+}
+
+// This process's local rank from its launcher (torchrun, Slurm, Open MPI, weftrun), or
+// -1 where none says (a unique id passed by hand): which ofi domain (NIC) its endpoints
+// open (transport::MeshOptions::local_index). The launcher's, not the communicator's:
+// it is known before any exchange (the endpoint's address goes in the card exchanged
+// once), and a process keeps its NIC in every communicator it joins, split or not.
+int LauncherLocalRank() {
+  Result<bootstrap::LaunchInfo> launch = bootstrap::DetectLaunch();
+  return launch.ok() ? launch->local_rank : -1;
 }
 
 bool IsFatal(const Status& st) {
@@ -73,6 +84,7 @@ Result<std::unique_ptr<Communicator>> Communicator::Create(int rank, int size, u
   options.comm_id = comm_id;
   options.key = bootstrap.key;
   options.mode = mode;
+  options.local_index = LauncherLocalRank();
   options.deadline = Deadline::AfterSeconds(timeout_s);
   WEFT_ASSIGN_OR_RETURN(std::unique_ptr<transport::Mesh> mesh,
                         transport::Mesh::Connect(options, allgather));

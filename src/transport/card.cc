@@ -52,8 +52,22 @@ const char* TransportModeName(TransportMode mode) {
       return "shm";
     case TransportMode::kOfi:
       return "ofi";
+    case TransportMode::kShmOfi:
+      return "shm+ofi";
   }
   return "?";
+}
+
+TransportMode ResolvedMode(const Card& card) {
+  if (card.mode == TransportMode::kAuto && !card.ofi_provider.empty())
+    return TransportMode::kShmOfi;
+  return card.mode;
+}
+
+std::string DescribeMode(const Card& card) {
+  if (card.mode != TransportMode::kAuto) return TransportModeName(card.mode);
+  if (card.ofi_provider.empty()) return "auto (shm+tcp, no fabric)";
+  return fmt::format("auto (shm+ofi over {})", card.ofi_provider);
 }
 
 std::string EncodeCard(const Card& card) {
@@ -92,6 +106,8 @@ Result<Card> DecodeCard(const std::string& text) {
     card.mode = TransportMode::kShm;
   } else if (f[7] == "ofi") {
     card.mode = TransportMode::kOfi;
+  } else if (f[7] == "shm+ofi") {
+    card.mode = TransportMode::kShmOfi;
   } else {
     return Bad("unknown mode", lines[1]);
   }

@@ -10,7 +10,8 @@
 //   tcp 10.0.0.2:4312 127.0.0.1:4312        (no addresses: just "tcp")
 //   tcp 10.0.0.2:4312 10.0.1.2:4312 127.0.0.1:4312 rails 2 stripe-min 262144
 //                                            (multi-rail: the first 2 addresses are rails)
-//   ofi tcp;ofi_rxm 0a1b2c...                (only with WEFT_TRANSPORT=ofi: the libfabric
+//   ofi tcp;ofi_rxm 0a1b2c...                (with WEFT_TRANSPORT=ofi or shm+ofi, or auto
+//                                             when this rank found a fabric: the libfabric
 //                                             provider and the endpoint address in hex)
 #pragma once
 
@@ -43,6 +44,13 @@ std::string EncodeCard(const Card& card);
 // ProtocolError describing the first problem found.
 Result<Card> DecodeCard(const std::string& text);
 
-const char* TransportModeName(TransportMode mode);  // "auto", "tcp", "shm", "ofi"
+const char* TransportModeName(TransportMode mode);  // "auto", "tcp", "shm", "ofi", "shm+ofi"
+
+// What the card's rank will run: its mode, except that auto with an ofi line (the rank
+// found a real fabric, ofi::AutoPicksProvider) is kShmOfi. Every rank computes it from
+// every card, so all ranks agree or all see the difference.
+TransportMode ResolvedMode(const Card& card);
+// For messages: "tcp", "shm+ofi", "auto (shm+ofi over efa)", "auto (shm+tcp, no fabric)".
+std::string DescribeMode(const Card& card);
 
 }  // namespace weft::transport

@@ -8,6 +8,7 @@
 
 #include "core/env.h"
 #include "core/log.h"
+#include "net/link_speed.h"
 #include "transport/card.h"
 #include "transport/shm/shm_setup.h"
 #include "transport/tcp/rail_link.h"
@@ -15,6 +16,7 @@
 #include "transport/tcp/tcp_link.h"
 #include "transport/tcp/tcp_setup.h"
 #ifdef WEFT_HAVE_OFI
+#include "transport/ofi/nic_choice.h"
 #include "transport/ofi/ofi_link.h"
 #endif
 
@@ -28,8 +30,10 @@ Status CheckOptions(const MeshOptions& o) {
   return Status::Ok();
 }
 
-// Decodes every card and checks that they describe one consistent communicator.
-Result<std::vector<Card>> DecodeCards(const MeshOptions& o, const std::vector<std::string>& raw) {
+// Decodes every card and checks that they describe one consistent communicator, whose
+// ranks all run the same transports (`mine`: this rank's card).
+Result<std::vector<Card>> DecodeCards(const MeshOptions& o, const Card& mine,
+                                      const std::vector<std::string>& raw) {
   if (static_cast<int>(raw.size()) != o.size)
     return Internal(fmt::format("rank {}: card exchange returned {} cards for {} ranks", o.rank,
                                 raw.size(), o.size));
@@ -44,15 +48,45 @@ Result<std::vector<Card>> DecodeCards(const MeshOptions& o, const std::vector<st
           "{} (comm {:#x})",
           o.rank, r, c->rank, c->size, c->comm_id, r, o.size, o.comm_id));
     }
-    if (c->mode != o.mode) {
+    if (c->mode != mine.mode || ResolvedMode(c.value()) != ResolvedMode(mine)) {
       // Ranks choosing different transports for one pair would wait for each other on
-      // different paths until the deadline; say so now instead.
+      // different paths until the deadline; say so now instead. With auto, ranks differ
+      // when some found a fabric and others did not (a node without the EFA software).
       return InvalidUsage(fmt::format("rank {} uses WEFT_TRANSPORT={} but rank {} uses {}", o.rank,
-                                      TransportModeName(o.mode), r, TransportModeName(c->mode)));
+                                      DescribeMode(mine), r, DescribeMode(c.value())));
     }
     cards.push_back(std::move(c).value());
   }
   return cards;
+}
+
+// Whether the pair of this rank and a peer runs over ofi in `mode` (resolved).
+bool UsesOfi(TransportMode mode, bool same_host) {
+  return mode == TransportMode::kOfi || (mode == TransportMode::kShmOfi && !same_host);
+}
+
+// This rank's libfabric endpoint, opened before the cards are exchanged (its address
+// goes in the card): for ofi and shm+ofi, strictly (a failure is the communicator's);
+// for auto, as a probe that never fails the communicator nor slows a machine without a
+// fabric: libfabric is not even loaded unless an RDMA device exists (efa and verbs NICs
+// both appear under /sys/class/infiniband), and only a real fabric provider is taken.
+// nullptr: no endpoint (auto then runs shm+tcp).
+Result<std::shared_ptr<ofi::OfiEndpoint>> OpenEndpoint(const MeshOptions& o) {
+  if (o.size == 1) return std::shared_ptr<ofi::OfiEndpoint>();
+#ifdef WEFT_HAVE_OFI
+  ofi::OpenOptions eo;
+  eo.local_index = o.local_index >= 0 ? o.local_index : o.rank;
+  if (o.mode == TransportMode::kOfi || o.mode == TransportMode::kShmOfi)
+    return ofi::OfiEndpoint::Open(o.rank, eo);
+  if (o.mode != TransportMode::kAuto || !ofi::RdmaDevicePresent(net::kSysClassDir))
+    return std::shared_ptr<ofi::OfiEndpoint>();
+  eo.fabric_only = true;
+  Result<std::shared_ptr<ofi::OfiEndpoint>> e = ofi::OfiEndpoint::Open(o.rank, eo);
+  if (e.ok()) return e;
+  WEFT_INFO("rank {}: WEFT_TRANSPORT=auto: no fabric for ofi ({}); shm and tcp", o.rank,
+            e.status().message());
+#endif
+  return std::shared_ptr<ofi::OfiEndpoint>();
 }
 
 // Same-host peers first try loopback; other hosts never get it (it would reach the wrong
@@ -112,37 +146,28 @@ Result<TransportMode> TransportModeFromEnv() {
   if (v.empty() || v == "auto") return TransportMode::kAuto;
   if (v == "tcp") return TransportMode::kTcp;
   if (v == "shm") return TransportMode::kShm;
-  if (v == "ofi") {
+  if (v == "ofi" || v == "shm+ofi") {
 #ifdef WEFT_HAVE_OFI
-    return TransportMode::kOfi;
+    return v == "ofi" ? TransportMode::kOfi : TransportMode::kShmOfi;
 #else
-    return InvalidArgument(
-        "WEFT_TRANSPORT=ofi, but this weft was built without libfabric (WEFT_OFI=OFF; install "
-        "libfabric-dev and rebuild)");
+    return InvalidArgument(fmt::format(
+        "WEFT_TRANSPORT={}, but this weft was built without libfabric (WEFT_OFI=OFF; install "
+        "libfabric-dev and rebuild)",
+        v));
 #endif
   }
-  return InvalidArgument(fmt::format("WEFT_TRANSPORT='{}' is not one of: auto, tcp, shm, ofi", v));
+  return InvalidArgument(
+      fmt::format("WEFT_TRANSPORT='{}' is not one of: auto, tcp, shm, ofi, shm+ofi", v));
 }
 
 Mesh::~Mesh() = default;
 
-// WEFT_TRANSPORT=ofi: one libfabric endpoint for the communicator, its address in the
-// card, and an OfiLink to every peer (this host's included).
-Result<std::unique_ptr<Mesh>> Mesh::ConnectOfi(const MeshOptions& o, const AllGatherFn& allgather,
-                                               std::unique_ptr<Mesh> mesh, Card mine) {
+// The ofi links of the peers `UsesOfi` gives this rank in `mode`, all over this rank's
+// one endpoint; every rank has one (its address is in its card) and the same provider.
+Status Mesh::ConnectOfiPeers(const MeshOptions& o, TransportMode mode, const Card& mine,
+                             const std::vector<Card>& cards,
+                             std::shared_ptr<ofi::OfiEndpoint> endpoint) {
 #ifdef WEFT_HAVE_OFI
-  std::shared_ptr<ofi::OfiEndpoint> endpoint;
-  if (o.size > 1) {
-    WEFT_ASSIGN_OR_RETURN(endpoint, ofi::OfiEndpoint::Open(o.rank));
-    mine.ofi_provider = endpoint->provider();
-    mine.ofi_addr = endpoint->address();
-  }
-  Result<std::vector<std::string>> raw = allgather(EncodeCard(mine));
-  if (!raw.ok())
-    return raw.status().WithContext(fmt::format("rank {}: exchanging transport cards", o.rank));
-  WEFT_ASSIGN_OR_RETURN(std::vector<Card> cards, DecodeCards(o, raw.value()));
-  for (const Card& c : cards) mesh->host_ids_.push_back(c.host_id);
-  if (o.size == 1) return mesh;
   std::vector<std::vector<uint8_t>> addrs(o.size);
   for (int r = 0; r < o.size; ++r) {
     if (cards[r].ofi_provider != mine.ofi_provider || cards[r].ofi_addr.empty()) {
@@ -155,14 +180,14 @@ Result<std::unique_ptr<Mesh>> Mesh::ConnectOfi(const MeshOptions& o, const AllGa
   }
   if (std::any_of(cards.begin(), cards.end(),
                   [&](const Card& c) { return c.host_id != mine.host_id; })) {
-    mesh->ofi_domain_ = endpoint->domain();
-    mesh->ofi_nic_mbps_ = endpoint->nic_speed_mbps();
+    ofi_domain_ = endpoint->domain();
+    ofi_nic_mbps_ = endpoint->nic_speed_mbps();
   }
   WEFT_RETURN_IF_ERROR(endpoint->InsertPeers(addrs));
   for (int r = 0; r < o.size; ++r)
-    if (r != o.rank) mesh->links_[r] = std::make_unique<ofi::OfiLink>(o.rank, r, endpoint);
-  WEFT_INFO("rank {}: {} ofi peer(s) over {}", o.rank, o.size - 1, endpoint->provider());
-  return mesh;
+    if (r != o.rank && UsesOfi(mode, cards[r].host_id == mine.host_id))
+      links_[r] = std::make_unique<ofi::OfiLink>(o.rank, r, endpoint);
+  return Status::Ok();
 #else
   return InvalidArgument("WEFT_TRANSPORT=ofi, but this weft was built without libfabric");
 #endif
@@ -174,16 +199,26 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
   mesh->rank_ = o.rank;
   mesh->links_.resize(o.size);
 
-  // Listen before publishing the card, so a peer that reads our address finds us up.
+  // Open the endpoint and listen before publishing the card, so a peer that reads our
+  // addresses finds us up.
   Card mine;
   mine.rank = o.rank;
   mine.size = o.size;
   mine.comm_id = o.comm_id;
   mine.mode = o.mode;
   mine.host_id = LocalHostId();
-  if (o.mode == TransportMode::kOfi) return ConnectOfi(o, allgather, std::move(mesh), mine);
+  WEFT_ASSIGN_OR_RETURN(std::shared_ptr<ofi::OfiEndpoint> endpoint, OpenEndpoint(o));
+#ifdef WEFT_HAVE_OFI
+  if (endpoint) {
+    mine.ofi_provider = endpoint->provider();
+    mine.ofi_addr = endpoint->address();
+  }
+#endif
+  // tcp only where some pair may use it: never with ofi, nor with auto that found a
+  // fabric (a rank that did not fails the mode check below anyway).
+  const TransportMode mode = ResolvedMode(mine);
   tcp::Listener listener;
-  if (o.size > 1 && o.mode != TransportMode::kShm) {
+  if (o.size > 1 && (mode == TransportMode::kAuto || mode == TransportMode::kTcp)) {
     Result<tcp::Listener> l = tcp::OpenListener(o.rank);
     if (!l.ok()) return l.status().WithContext(fmt::format("rank {}: tcp listener", o.rank));
     listener = std::move(l).value();
@@ -194,10 +229,15 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
   Result<std::vector<std::string>> raw = allgather(EncodeCard(mine));
   if (!raw.ok())
     return raw.status().WithContext(fmt::format("rank {}: exchanging transport cards", o.rank));
-  WEFT_ASSIGN_OR_RETURN(std::vector<Card> cards, DecodeCards(o, raw.value()));
+  WEFT_ASSIGN_OR_RETURN(std::vector<Card> cards, DecodeCards(o, mine, raw.value()));
   for (const Card& c : cards) mesh->host_ids_.push_back(c.host_id);
+  if (o.size == 1) return mesh;
+  // Pairs are chosen from the cards as exchanged (this rank's included), so that both
+  // ranks of a pair decide from the same two host ids.
+  mine.host_id = cards[o.rank].host_id;
 
   // Choose per peer; the choice is symmetric because every rank sees the same cards.
+  int ofi_peers = 0;
   std::vector<int> shm_peers;
   std::vector<tcp::TcpPeer> connect_to;
   std::vector<tcp::PeerRail> accept_from;
@@ -205,9 +245,11 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
   for (int r = 0; r < o.size; ++r) {
     if (r == o.rank) continue;
     bool same_host = cards[r].host_id == mine.host_id;
-    if (same_host && o.mode != TransportMode::kTcp) {
+    if (UsesOfi(mode, same_host)) {
+      ++ofi_peers;
+    } else if (same_host && mode != TransportMode::kTcp) {
       shm_peers.push_back(r);
-    } else if (o.mode == TransportMode::kShm) {
+    } else if (mode == TransportMode::kShm) {
       return InvalidArgument(
           fmt::format("rank {}: WEFT_TRANSPORT=shm, but rank {} is on another host ({} vs {})",
                       o.rank, r, cards[r].host_id, mine.host_id));
@@ -225,8 +267,13 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
       }
     }
   }
-  WEFT_INFO("rank {}: {} shm peer(s), {} tcp peer(s)", o.rank, shm_peers.size(),
-            std::count_if(pair_rails.begin(), pair_rails.end(), [](int n) { return n > 0; }));
+  WEFT_INFO("rank {}: {} shm peer(s), {} tcp peer(s), {} ofi peer(s){}{} (WEFT_TRANSPORT={})",
+            o.rank, shm_peers.size(),
+            std::count_if(pair_rails.begin(), pair_rails.end(), [](int n) { return n > 0; }),
+            ofi_peers, ofi_peers > 0 ? " over " : "", ofi_peers > 0 ? mine.ofi_provider : "",
+            DescribeMode(mine));
+  if (ofi_peers > 0)
+    WEFT_RETURN_IF_ERROR(mesh->ConnectOfiPeers(o, mode, mine, cards, std::move(endpoint)));
 
   WEFT_ASSIGN_OR_RETURN(auto shm_links,
                         shm::ConnectShmPeers(o.rank, o.comm_id, shm_peers, o.deadline));

@@ -1,8 +1,9 @@
 // The set of links of one communicator: one per peer, chosen per peer (shm when the peer
-// is on this host, tcp otherwise, unless WEFT_TRANSPORT forces one; ofi only when forced). Built collectively:
-// every rank calls Mesh::Connect with the same comm_id and an allgather function that
-// exchanges one string per rank (the store during init, the parent communicator
-// during split).
+// is on this host; between hosts tcp, or ofi where WEFT_TRANSPORT=shm+ofi asks for it or
+// auto finds a real fabric; WEFT_TRANSPORT=tcp/shm/ofi force one for every pair). Built
+// collectively: every rank calls Mesh::Connect with the same comm_id and an allgather
+// function that exchanges one string per rank (the store during init, the parent
+// communicator during split).
 #pragma once
 
 #include <functional>
@@ -19,11 +20,17 @@
 namespace weft::transport {
 
 struct Card;
+namespace ofi {
+class OfiEndpoint;
+}  // namespace ofi
 
-enum class TransportMode { kAuto, kTcp, kShm, kOfi };
+// kShmOfi: shm to peers on this host, ofi (libfabric) to the others. kAuto resolves to
+// kShmOfi on every rank when every rank found a real fabric (ResolvedMode, card.h),
+// else it is shm to this host and tcp to the others.
+enum class TransportMode { kAuto, kTcp, kShm, kOfi, kShmOfi };
 
-// Parses WEFT_TRANSPORT ("", "auto", "tcp", "shm", "ofi"); InvalidArgument otherwise,
-// and for "ofi" in a build without libfabric (WEFT_OFI=OFF).
+// Parses WEFT_TRANSPORT ("", "auto", "tcp", "shm", "ofi", "shm+ofi"); InvalidArgument
+// otherwise, and for "ofi" and "shm+ofi" in a build without libfabric (WEFT_OFI=OFF).
 Result<TransportMode> TransportModeFromEnv();
 
 struct MeshOptions {
@@ -32,6 +39,10 @@ struct MeshOptions {
   uint64_t comm_id = 0;   // unique per communicator; the same on every rank
   net::AuthKey key;       // the job's key: tcp connections authenticate with it
   TransportMode mode = TransportMode::kAuto;
+  // This rank's index among the ranks of its host (the launcher's local rank), known
+  // before the cards are exchanged: picks its ofi domain (NIC), round robin. < 0:
+  // unknown, the rank is used instead (ranks on a host are usually consecutive).
+  int local_index = -1;
   Deadline deadline = Deadline::Never();  // for the whole connection phase
 };
 
@@ -63,9 +74,10 @@ class Mesh {
 
  private:
   Mesh() = default;
-  static Result<std::unique_ptr<Mesh>> ConnectOfi(const MeshOptions& options,
-                                                  const AllGatherFn& allgather,
-                                                  std::unique_ptr<Mesh> mesh, Card mine);
+  // Makes the ofi links of the pairs that use ofi in `mode` (resolved), over `endpoint`.
+  Status ConnectOfiPeers(const MeshOptions& options, TransportMode mode, const Card& mine,
+                         const std::vector<Card>& cards,
+                         std::shared_ptr<ofi::OfiEndpoint> endpoint);
   // Remembers the local address of a connection to another host (remote_sources_).
   void NoteRemoteSource(int fd);
   int rank_ = 0;

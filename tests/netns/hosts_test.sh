@@ -6,19 +6,22 @@
 # WEFT_SOCKET_IFNAME=rail (every rail: multi-rail tcp, docs/TRANSPORTS.md).
 #
 # Usage: hosts_test.sh --hosts H [--rails R] [--ranks-per-host L] [--gbit G]
-#          [--rail-share PCT] [--expect-log REGEX] -- CHECK [check args...]
+#          [--rail-share PCT] [--expect-log REGEX] [--expect-rank-log R REGEX]
+#          -- CHECK [check args...]
 #   --rail-share PCT   every rail must have carried at least PCT% of the bytes the hosts
 #                      sent over all rails (tx_bytes of the rail interfaces, summed over
 #                      hosts): a behavioural check that messages were striped.
 #   --expect-log REGEX rank 0's output must match REGEX (grep -E); may be repeated.
+#   --expect-rank-log R REGEX  the same for rank R's output (e.g. which NIC it took).
 # Needs CAP_SYS_ADMIN/CAP_NET_ADMIN for `ip netns`; otherwise prints SKIP and exits 77.
 # The namespaces are deleted on exit, whatever happens.
 set -u
-H=2 R=1 L=2 G="" SHARE="" EXPECT=()
+H=2 R=1 L=2 G="" SHARE="" EXPECT=() RANK_EXPECT=()
 while [ $# -gt 0 ]; do
   case $1 in
     --hosts) H=$2; shift ;;  --rails) R=$2; shift ;;  --ranks-per-host) L=$2; shift ;;
     --gbit) G=$2; shift ;;  --rail-share) SHARE=$2; shift ;;  --expect-log) EXPECT+=("$2"); shift ;;
+    --expect-rank-log) RANK_EXPECT+=("$2" "$3"); shift 2 ;;
     --) shift; break ;;
     *) echo "hosts_test.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -79,5 +82,10 @@ fi
 for expect in "${EXPECT[@]}"; do
   grep -Eq "$expect" "$TMP/out.0" || die "rank 0's output does not match '$expect'"
   echo "rank 0's output matches '$expect'"
+done
+for ((i = 0; i < ${#RANK_EXPECT[@]}; i += 2)); do
+  r=${RANK_EXPECT[i]} expect=${RANK_EXPECT[i + 1]}
+  grep -Eq "$expect" "$TMP/out.$r" || die "rank $r's output does not match '$expect'"
+  echo "rank $r's output matches '$expect'"
 done
 echo "PASS"

@@ -10,7 +10,8 @@
 # Usage: two_hosts_test.sh COLLECTIVES_CHECK [collectives_check args...]
 # NETNS_EXPECT_LOG=REGEX (optional): rank 0's output must also match REGEX (grep -E), e.g.
 # the planner's WEFT_DEBUG=INFO line for a choice the test relies on; NETNS_EXPECT_LOG2:
-# a second REGEX that must match as well.
+# a second REGEX that must match as well. NETNS_EXPECT_EVERY_RANK=REGEX: every rank's
+# output must match it (e.g. the transports of its links at WEFT_DEBUG=INFO).
 # Needs CAP_SYS_ADMIN/CAP_NET_ADMIN for `ip netns`; otherwise prints SKIP and exits 77.
 # The namespaces (and with them the veth pairs) are always deleted on exit. Addresses
 # are assigned only inside the namespaces; the root namespace is never touched.
@@ -45,4 +46,11 @@ for expect in "${NETNS_EXPECT_LOG:-}" "${NETNS_EXPECT_LOG2:-}"; do
   grep -Eq "$expect" "$TMP/out.0" || die "rank 0's output does not match '$expect'"
   echo "rank 0's output matches '$expect'"
 done
+if [ -n "${NETNS_EXPECT_EVERY_RANK:-}" ]; then
+  for r in 0 1 2 3; do
+    grep -Eq "$NETNS_EXPECT_EVERY_RANK" "$TMP/out.$r" ||
+      die "rank $r's output does not match '$NETNS_EXPECT_EVERY_RANK'"
+  done
+  echo "every rank's output matches '$NETNS_EXPECT_EVERY_RANK'"
+fi
 echo "PASS"

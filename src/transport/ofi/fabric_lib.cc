@@ -18,11 +18,12 @@ constexpr uint32_t kMinMajor = 1;
 constexpr uint32_t kMinMinor = 10;
 
 Status LoadError(const std::string& path, const std::string& why) {
-  return Status(Code::kSystemError,
-                fmt::format("the ofi transport (WEFT_TRANSPORT=ofi) needs libfabric, but "
-                            "loading '{}' failed: {} (install libfabric1, or set "
-                            "WEFT_OFI_LIBRARY to the path of libfabric.so.1)",
-                            path, why));
+  return Status(
+      Code::kSystemError,
+      fmt::format("the ofi transport (WEFT_TRANSPORT=ofi or shm+ofi) needs libfabric, but "
+                  "loading '{}' failed: {} (install libfabric1, or set "
+                  "WEFT_OFI_LIBRARY to the path of libfabric.so.1)",
+                  path, why));
 }
 
 template <typename Fn>

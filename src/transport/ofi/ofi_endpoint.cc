@@ -1,6 +1,7 @@
 #include "transport/ofi/ofi_endpoint.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
@@ -16,6 +17,7 @@
 #include "core/log.h"
 #include "net/socket.h"
 #include "transport/ofi/fabric_lib.h"
+#include "transport/ofi/nic_choice.h"
 #include "transport/ofi/ofi_link.h"
 
 namespace weft::transport::ofi {
@@ -64,17 +66,22 @@ Result<InfoPtr> GetInfo(const char* provider, const char* node = nullptr) {
   return InfoPtr(info);
 }
 
+bool AddressedByIp(const fi_info* info) {
+  const uint32_t f = info->addr_format;
+  return f == FI_SOCKADDR_IN || f == FI_SOCKADDR_IN6 || f == FI_SOCKADDR;
+}
+
+const char* DomainName(const fi_info* info) {
+  return info->domain_attr && info->domain_attr->name ? info->domain_attr->name : nullptr;
+}
+
 // Providers addressed by IP (tcp, and verbs through rxm's IPoIB addressing) would
-// otherwise pick an interface (or the wildcard address) themselves: bind them to the
-// first interface WEFT_SOCKET_IFNAME / WEFT_SOCKET_FAMILY select, as the tcp transport
-// does, so that peers on other hosts can reach the address in the card.
-Result<InfoPtr> BindToInterface(InfoPtr info, int rank) {
-  uint32_t f = info->addr_format;
-  if (f != FI_SOCKADDR_IN && f != FI_SOCKADDR_IN6 && f != FI_SOCKADDR) return info;
-  WEFT_ASSIGN_OR_RETURN(std::vector<net::Interface> ifs, net::SelectInterfaces());
-  if (ifs.empty()) return info;
+// otherwise pick an interface (or the wildcard address) themselves: bind them to `iface`,
+// one WEFT_SOCKET_IFNAME / WEFT_SOCKET_FAMILY select, as the tcp transport does, so that
+// peers on other hosts can reach the address in the card.
+Result<InfoPtr> BindToInterface(InfoPtr info, const net::Interface& iface, int rank) {
   char host[NI_MAXHOST];
-  const net::SockAddr& a = ifs[0].addr;
+  const net::SockAddr& a = iface.addr;
   if (getnameinfo(reinterpret_cast<const sockaddr*>(&a.storage), a.len, host, sizeof(host),
                   nullptr, 0, NI_NUMERICHOST) != 0)
     return info;
@@ -82,9 +89,62 @@ Result<InfoPtr> BindToInterface(InfoPtr info, int rank) {
   Result<InfoPtr> bound = GetInfo(prov.c_str(), host);
   if (!bound.ok())
     return bound.status().WithContext(
-        fmt::format("rank {}: binding the ofi endpoint to {} ({})", rank, ifs[0].name, host));
-  WEFT_INFO("rank {}: ofi endpoint on {} ({})", rank, ifs[0].name, host);
+        fmt::format("rank {}: binding the ofi endpoint to {} ({})", rank, iface.name, host));
+  WEFT_INFO("rank {}: ofi endpoint on {} ({})", rank, iface.name, host);
   return bound;
+}
+
+// The domain (NIC) of this rank, from `all` (every fi_info the provider returned, one
+// per domain and address format): the domains offered, minus, for providers addressed
+// by IP, the interfaces WEFT_SOCKET_IFNAME does not select (loopback, by default), then
+// ChooseDomain's round robin by `local_index` over them or WEFT_OFI_DOMAIN's list.
+// Returns the fi_info to open, bound to that domain.
+Result<InfoPtr> PickDomain(InfoPtr all, int rank, int local_index) {
+  const std::string prov = all->fabric_attr->prov_name ? all->fabric_attr->prov_name : "?";
+  Result<std::vector<std::string>> pinned = ParseDomainList(GetEnv("WEFT_OFI_DOMAIN").value_or(""));
+  if (!pinned.ok()) return pinned.status().WithContext(fmt::format("rank {}", rank));
+  const bool by_ip = AddressedByIp(all.get());
+  std::vector<net::Interface> ifs;
+  if (by_ip) {
+    WEFT_ASSIGN_OR_RETURN(ifs, net::SelectInterfaces());
+  }
+  auto selected = [&](const std::string& d) {
+    return std::any_of(ifs.begin(), ifs.end(),
+                       [&](const net::Interface& i) { return i.name == d; });
+  };
+  std::vector<std::string> offered;
+  for (const fi_info* i = all.get(); i != nullptr; i = i->next) {
+    const char* d = DomainName(i);
+    if (d == nullptr || (by_ip && !selected(d))) continue;
+    if (std::find(offered.begin(), offered.end(), d) == offered.end()) offered.push_back(d);
+  }
+  if (offered.empty() && pinned->empty()) {
+    // An IP provider whose domains match no selected interface (names it does not use):
+    // bind to the first selected interface, as before domains were chosen.
+    if (by_ip && !ifs.empty()) return BindToInterface(std::move(all), ifs[0], rank);
+    return all;
+  }
+  Result<std::string> domain = ChooseDomain(offered, pinned.value(), local_index);
+  if (!domain.ok())
+    return InvalidArgument(
+        fmt::format("rank {}: ofi ({}): {}", rank, prov, domain.status().message()));
+  WEFT_INFO("rank {}: ofi ({}): domain {} (local index {}; {} of {}: {})", rank, prov,
+            domain.value(), local_index, pinned->empty() ? "round robin" : "WEFT_OFI_DOMAIN",
+            pinned->empty() ? offered.size() : pinned->size(),
+            fmt::join(pinned->empty() ? offered : pinned.value(), ","));
+  if (by_ip) {
+    for (const net::Interface& i : ifs)
+      if (i.name == domain.value()) return BindToInterface(std::move(all), i, rank);
+  }
+  for (const fi_info* i = all.get(); i != nullptr; i = i->next) {
+    const char* d = DomainName(i);
+    if (d != nullptr && domain.value() == d) {
+      InfoPtr one(Fabric().dupinfo(i));
+      if (!one) return Internal("fi_dupinfo failed");
+      return one;
+    }
+  }
+  return Internal(fmt::format("rank {}: ofi ({}): domain {} vanished", rank, prov, domain.value()));
 }
 
 // Settings of libfabric's own (its FI_* variables) that weft changes for one provider,
@@ -150,7 +210,7 @@ int64_t OfiEndpoint::nic_speed_mbps() const {
   return mbps > 0 ? mbps : -1;
 }
 
-Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
+Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank, const OpenOptions& options) {
   Result<const FabricLib*> lib = LoadFabricLib();
   if (!lib.ok()) return lib.status().WithContext(fmt::format("rank {}", rank));
   std::shared_ptr<OfiEndpoint> e(new OfiEndpoint());
@@ -158,6 +218,11 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   std::optional<std::string> forced = GetEnv("WEFT_OFI_PROVIDER");
   InfoPtr info;
   if (forced && !forced->empty()) {
+    if (options.fabric_only && !AutoPicksProvider(*forced))
+      return Unavailable(
+          fmt::format("rank {}: WEFT_OFI_PROVIDER='{}' is not a fabric that "
+                      "WEFT_TRANSPORT=auto uses (efa, verbs;ofi_rxm)",
+                      rank, *forced));
     Result<InfoPtr> i = GetInfo(forced->c_str());
     if (!i.ok())
       return InvalidArgument(fmt::format("rank {}: WEFT_OFI_PROVIDER='{}' is not usable: {}", rank,
@@ -166,6 +231,8 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
   } else {
     std::string tried;
     for (const char* p : kAutoProviders) {
+      // auto never asks for the others: a provider it would not use costs only start-up.
+      if (options.fabric_only && !AutoPicksProvider(p)) continue;
       Result<InfoPtr> i = GetInfo(p);
       if (i.ok()) {
         info = std::move(i).value();
@@ -177,7 +244,7 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank) {
       return Unavailable(fmt::format("rank {}: no libfabric provider for the ofi transport{}",
                                      rank, tried));
   }
-  WEFT_ASSIGN_OR_RETURN(info, BindToInterface(std::move(info), rank));
+  WEFT_ASSIGN_OR_RETURN(info, PickDomain(std::move(info), rank, options.local_index));
   e->info_ = info.release();
   e->provider_ = e->info_->fabric_attr->prov_name ? e->info_->fabric_attr->prov_name : "?";
   e->limits_ = LimitsFor(e->info_);

@@ -7,7 +7,15 @@
 //
 // Provider choice: WEFT_OFI_PROVIDER when set ("efa", "verbs;ofi_rxm", "tcp;ofi_rxm",
 // "shm", ...), otherwise the first of efa, verbs;ofi_rxm, tcp;ofi_rxm that libfabric
-// offers. Everything specific to one provider (efa's limits) is in ProviderLimits.
+// offers (for WEFT_TRANSPORT=auto only a real fabric: OpenOptions::fabric_only).
+// Everything specific to one provider (efa's limits) is in ProviderLimits.
+//
+// Domain (NIC) choice: a provider may offer several domains for FI_EP_RDM (efa: one per
+// NIC, four on a p4d; tcp: one per interface). The rank with local index i opens its
+// endpoint on domain i mod D of them (WEFT_OFI_DOMAIN pins the list; nic_choice.h), so
+// the ranks of a host spread over its NICs. For the providers addressed by IP (tcp,
+// verbs through rxm) only the interfaces WEFT_SOCKET_IFNAME selects count, and the
+// endpoint is bound to the chosen interface's address so that peers can reach it.
 //
 // Completions: Poll() reads the completion queue and hands each completion to the
 // request it belongs to (a Request is the op context libfabric hands back). Nothing here
@@ -92,11 +100,19 @@ struct Staging {
   void* desc = nullptr;  // its registration's descriptor, or nullptr
 };
 
+struct OpenOptions {
+  // This rank's index among the ranks of its host: picks the domain (NIC).
+  int local_index = 0;
+  // WEFT_TRANSPORT=auto: take the provider only if it is a real fabric
+  // (AutoPicksProvider, nic_choice.h); otherwise fail (Unavailable), never trying tcp.
+  bool fabric_only = false;
+};
+
 class OfiEndpoint {
  public:
-  // Opens fabric, domain, AV, CQ and endpoint on the chosen provider. `rank` is only for
-  // error messages.
-  static Result<std::shared_ptr<OfiEndpoint>> Open(int rank);
+  // Opens fabric, domain, AV, CQ and endpoint on the chosen provider and domain. `rank`
+  // is only for error messages. Blocking (libfabric's provider set-up).
+  static Result<std::shared_ptr<OfiEndpoint>> Open(int rank, const OpenOptions& options = {});
   ~OfiEndpoint();
   OfiEndpoint(const OfiEndpoint&) = delete;
   OfiEndpoint& operator=(const OfiEndpoint&) = delete;

@@ -98,5 +98,37 @@ TEST(CardTest, RejectsAnythingElse) {
   }
 }
 
+TEST(CardTest, ShmOfiModeRoundTrips) {
+  Card c = SampleCard();
+  c.mode = TransportMode::kShmOfi;
+  c.tcp.clear();
+  c.ofi_provider = "efa";
+  c.ofi_addr = {0xfe, 0x80};
+  std::string text = EncodeCard(c);
+  EXPECT_NE(text.find("mode shm+ofi\n"), std::string::npos) << text;
+  Result<Card> d = DecodeCard(text);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->mode, TransportMode::kShmOfi);
+  EXPECT_EQ(ResolvedMode(d.value()), TransportMode::kShmOfi);
+  EXPECT_EQ(DescribeMode(d.value()), "shm+ofi");
+}
+
+TEST(CardTest, AutoResolvesToShmOfiOnlyWithAnOfiLine) {
+  Card c = SampleCard();
+  c.mode = TransportMode::kAuto;
+  EXPECT_EQ(ResolvedMode(c), TransportMode::kAuto);
+  EXPECT_EQ(DescribeMode(c), "auto (shm+tcp, no fabric)");
+  c.ofi_provider = "efa";
+  c.ofi_addr = {1, 2, 3};
+  Result<Card> d = DecodeCard(EncodeCard(c));
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->mode, TransportMode::kAuto);
+  EXPECT_EQ(ResolvedMode(d.value()), TransportMode::kShmOfi);
+  EXPECT_EQ(DescribeMode(d.value()), "auto (shm+ofi over efa)");
+  // Forced modes are what they say, with or without an ofi line.
+  d->mode = TransportMode::kOfi;
+  EXPECT_EQ(ResolvedMode(d.value()), TransportMode::kOfi);
+}
+
 }  // namespace
 }  // namespace weft::transport

@@ -20,7 +20,7 @@ TEST(FabricLibTest, MissingLibraryNamesItAndTheVariable) {
   ASSERT_FALSE(lib.ok());
   EXPECT_EQ(lib.status().code(), Code::kSystemError);
   EXPECT_THAT(lib.status().message(), HasSubstr("/nonexistent/weft-test/libfabric.so.1"));
-  EXPECT_THAT(lib.status().message(), HasSubstr("(WEFT_TRANSPORT=ofi) needs libfabric"));
+  EXPECT_THAT(lib.status().message(), HasSubstr("(WEFT_TRANSPORT=ofi or shm+ofi) needs libfabric"));
   EXPECT_THAT(lib.status().message(), HasSubstr("WEFT_OFI_LIBRARY"));
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <tuple>
 
 #include "test_util.h"
@@ -294,8 +295,26 @@ TEST(MeshTest, RanksWithDifferentModesAreInvalidUsage) {
       ConnectWithFakePeer(TransportMode::kAuto, FakeRank0(UniqueCommId(), TransportMode::kTcp), 1);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), Code::kInvalidUsage);
+  EXPECT_THAT(
+      m.status().message(),
+      HasSubstr("rank 1 uses WEFT_TRANSPORT=auto (shm+tcp, no fabric) but rank 0 uses tcp"));
+}
+
+// auto resolves per rank (a fabric found or not); ranks that resolve differently must
+// fail at once, naming both, not wait on different paths.
+TEST(MeshTest, AutoRanksThatDisagreeOnTheFabricAreInvalidUsage) {
+  if (std::filesystem::exists("/sys/class/infiniband"))
+    GTEST_SKIP() << "this machine has RDMA devices: rank 1 may find a fabric itself";
+  Card fake = FakeRank0(UniqueCommId(), TransportMode::kAuto);
+  fake.tcp.clear();
+  fake.ofi_provider = "efa";
+  fake.ofi_addr = {1, 2, 3, 4};
+  auto m = ConnectWithFakePeer(TransportMode::kAuto, fake, 1);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), Code::kInvalidUsage);
   EXPECT_THAT(m.status().message(),
-              HasSubstr("rank 1 uses WEFT_TRANSPORT=auto but rank 0 uses tcp"));
+              HasSubstr("rank 1 uses WEFT_TRANSPORT=auto (shm+tcp, no fabric) but rank 0 uses "
+                        "auto (shm+ofi over efa)"));
 }
 
 TEST(MeshTest, MalformedCardIsProtocolErrorNamingTheRank) {
@@ -331,13 +350,17 @@ TEST(MeshTest, TransportModeFromEnv) {
   setenv("WEFT_TRANSPORT", "ofi", 1);
 #ifdef WEFT_HAVE_OFI
   EXPECT_EQ(TransportModeFromEnv().value(), TransportMode::kOfi);
+  setenv("WEFT_TRANSPORT", "shm+ofi", 1);
+  EXPECT_EQ(TransportModeFromEnv().value(), TransportMode::kShmOfi);
 #else
+  EXPECT_THAT(TransportModeFromEnv().status().message(), HasSubstr("built without libfabric"));
+  setenv("WEFT_TRANSPORT", "shm+ofi", 1);
   EXPECT_THAT(TransportModeFromEnv().status().message(), HasSubstr("built without libfabric"));
 #endif
   setenv("WEFT_TRANSPORT", "ib", 1);
   Result<TransportMode> bad = TransportModeFromEnv();
   EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
-  EXPECT_THAT(bad.status().message(), HasSubstr("auto, tcp, shm, ofi"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("auto, tcp, shm, ofi, shm+ofi"));
   unsetenv("WEFT_TRANSPORT");
 }
 

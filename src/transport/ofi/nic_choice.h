@@ -1,0 +1,39 @@
+// The choices the ofi transport makes from names alone, kept free of libfabric so that
+// they are tested without it: whether WEFT_TRANSPORT=auto should use a provider, and
+// which of a provider's domains (NICs) a rank opens its endpoint on.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace weft::transport::ofi {
+
+// Whether WEFT_TRANSPORT=auto takes the ofi transport between hosts when `provider` is
+// the one libfabric offers first: true for real fabrics (efa, verbs;ofi_rxm), whose
+// kernel-bypass NICs beat weft's own tcp; false for everything that runs over the
+// kernel's sockets or memory (tcp;ofi_rxm, udp, shm, sockets), where weft's tcp and shm
+// links are as fast or faster (docs/TRANSPORTS.md, "Speed over tcp;ofi_rxm").
+bool AutoPicksProvider(std::string_view provider);
+
+// Whether this machine has an RDMA device: efa and verbs NICs both register one under
+// <sys_class>/infiniband (net::kSysClassDir). WEFT_TRANSPORT=auto loads libfabric only
+// then, so that machines without a fabric start as they always did. Blocking (readdir).
+bool RdmaDevicePresent(const std::string& sys_class);
+
+// The names of WEFT_OFI_DOMAIN ("rdmap16s27-rdm,rdmap32s27-rdm"): empty for an unset or
+// empty value; InvalidArgument for an empty item ("a,,b").
+Result<std::vector<std::string>> ParseDomainList(std::string_view value);
+
+// The domain a rank opens its endpoint on: item `local_index % D` of the D domains to
+// use, which are `pinned` (WEFT_OFI_DOMAIN's names, in that order) when given, else
+// `offered` (the provider's domains, in the order libfabric lists them, duplicates
+// dropped). So the local ranks of a host spread over its NICs, round robin.
+// InvalidArgument when nothing is offered, or when a pinned name is not offered (the
+// message quotes what is). `local_index` < 0 counts as 0.
+Result<std::string> ChooseDomain(const std::vector<std::string>& offered,
+                                 const std::vector<std::string>& pinned, int local_index);
+
+}  // namespace weft::transport::ofi
