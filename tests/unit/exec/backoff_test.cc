@@ -83,22 +83,8 @@ TEST(BackoffTest, DestructionDisarms) {
 // Communicator::Abort does. Under the sanitizers a link left armed is a use after free
 // in ~Backoff.
 TEST(P2PEngineTest, FailAllLeavesNoLinkArmedSoTheMeshMayGoFirst) {
-  using transport::testing::RunRanks;
-  using transport::testing::ThreadAllGather;
-  const uint64_t comm = transport::testing::UniqueCommId();
-  ThreadAllGather gather(2);
-  std::vector<std::unique_ptr<transport::Mesh>> meshes(2);
-  RunRanks(2, [&](int r) {
-    transport::MeshOptions o;
-    o.rank = r;
-    o.size = 2;
-    o.comm_id = comm;
-    o.mode = transport::TransportMode::kShm;
-    o.deadline = Deadline::AfterSeconds(20);
-    auto m = transport::Mesh::Connect(o, gather.For(r, o.deadline));
-    ASSERT_TRUE(m.ok()) << m.status().ToString();
-    meshes[r] = std::move(m).value();
-  });
+  std::vector<std::unique_ptr<transport::Mesh>> meshes = transport::testing::BuildMeshes(
+      2, transport::TransportMode::kShm, transport::testing::UniqueCommId());
   ASSERT_TRUE(meshes[0] && meshes[1]);
 
   auto engine = std::make_unique<P2PEngine>(meshes[0].get());

@@ -40,21 +40,11 @@ std::vector<float> Filled(size_t n, float v) { return std::vector<float>(n, v); 
 
 // Two shm thread-ranks; runs fn(rank, executor) on each and checks the status it returns.
 void WithTwoRanks(const std::function<Status(int, Executor&)>& fn) {
-  using transport::testing::RunRanks;
-  using transport::testing::ThreadAllGather;
-  const uint64_t comm = transport::testing::UniqueCommId();
-  ThreadAllGather gather(2);
-  RunRanks(2, [&](int r) {
-    transport::MeshOptions o;
-    o.rank = r;
-    o.size = 2;
-    o.comm_id = comm;
-    o.mode = transport::TransportMode::kShm;
-    o.deadline = Deadline::AfterSeconds(20);
-    auto m = transport::Mesh::Connect(o, gather.For(r, o.deadline));
-    ASSERT_TRUE(m.ok()) << m.status().ToString();
-    std::unique_ptr<transport::Mesh> mesh = std::move(m).value();
-    Executor executor(mesh.get());
+  std::vector<std::unique_ptr<transport::Mesh>> meshes = transport::testing::BuildMeshes(
+      2, transport::TransportMode::kShm, transport::testing::UniqueCommId());
+  ASSERT_TRUE(meshes[0] && meshes[1]);
+  transport::testing::RunRanks(2, [&](int r) {
+    Executor executor(meshes[r].get());
     Status s = fn(r, executor);
     EXPECT_TRUE(s.ok()) << "rank " << r << ": " << s.ToString();
   });

@@ -15,9 +15,7 @@
 namespace weft::transport {
 namespace {
 
-using testing::Header;
-using testing::Pattern;
-using testing::Pump;
+using testing::ExpectAllPairsExchange;
 using testing::RunRanks;
 using testing::ThreadAllGather;
 using testing::UniqueCommId;
@@ -68,32 +66,7 @@ TEST(MeshShmOfiTest, ShmInsideAHostOfiAcrossHosts) {
   }
 
   for (size_t size : {size_t{0}, size_t{1}, size_t{8192}, size_t{1} << 20}) {
-    std::vector<Status> errs(n);
-    std::vector<int> bad(n, 0);
-    RunRanks(n, [&](int r) {
-      std::vector<std::vector<uint8_t>> out(n), in(n);
-      std::vector<SendOp> sends(n);
-      std::vector<RecvOp> recvs(n);
-      std::vector<Link*> links;
-      for (int p = 0; p < n; ++p) {
-        if (p == r) continue;
-        Link* l = meshes[r]->link(p);
-        out[p] = Pattern(r, p, size);
-        in[p].assign(size, 0);
-        sends[p] = SendOp{Header(5, 1, 0, size), out[p].data()};
-        recvs[p] = RecvOp{Header(5, 1, 0, size), in[p].data()};
-        l->PostSend(&sends[p]);
-        l->PostRecv(&recvs[p]);
-        links.push_back(l);
-      }
-      errs[r] = Pump(links, Deadline::AfterSeconds(20));
-      for (int p = 0; p < n; ++p)
-        if (p != r && (in[p] != Pattern(p, r, size) || !recvs[p].done || !sends[p].done)) ++bad[r];
-    });
-    for (int r = 0; r < n; ++r) {
-      EXPECT_TRUE(errs[r].ok()) << "size " << size << ": " << errs[r].ToString();
-      EXPECT_EQ(bad[r], 0) << "rank " << r << " size " << size;
-    }
+    ExpectAllPairsExchange(meshes, size);
   }
 }
 

@@ -18,6 +18,8 @@
 namespace weft::transport {
 namespace {
 
+using testing::BuildMeshes;
+using testing::ExpectAllPairsExchange;
 using ::testing::HasSubstr;
 using testing::Header;
 using testing::Pattern;
@@ -34,25 +36,6 @@ MeshOptions Options(int rank, int size, uint64_t comm, TransportMode mode, doubl
   o.mode = mode;
   o.deadline = Deadline::AfterSeconds(secs);
   return o;
-}
-
-// Builds a mesh of n thread-ranks; returns them indexed by rank (failing the test if any
-// rank fails).
-std::vector<std::unique_ptr<Mesh>> BuildMeshes(int n, TransportMode mode, uint64_t comm) {
-  ThreadAllGather gather(n);
-  std::vector<std::unique_ptr<Mesh>> meshes(n);
-  std::vector<Status> errors(n);
-  RunRanks(n, [&](int r) {
-    MeshOptions o = Options(r, n, comm, mode);
-    auto m = Mesh::Connect(o, gather.For(r, o.deadline));
-    if (m.ok()) {
-      meshes[r] = std::move(m).value();
-    } else {
-      errors[r] = m.status();
-    }
-  });
-  for (int r = 0; r < n; ++r) EXPECT_TRUE(errors[r].ok()) << errors[r].ToString();
-  return meshes;
 }
 
 bool AnySegmentLeft(uint64_t comm, int n) {
@@ -96,32 +79,7 @@ TEST_P(MeshExchangeTest, AllPairsAllSizesConcurrently) {
 
   const size_t sizes[] = {0, 1, 4095, 1 << 20, 9 << 20};
   for (size_t size : sizes) {
-    std::vector<Status> errors(n);
-    std::vector<int> bad(n, 0);
-    RunRanks(n, [&](int r) {
-      std::vector<std::vector<uint8_t>> out(n), in(n);
-      std::vector<SendOp> sends(n);
-      std::vector<RecvOp> recvs(n);
-      std::vector<Link*> links;
-      for (int p = 0; p < n; ++p) {
-        if (p == r) continue;
-        Link* l = meshes[r]->link(p);
-        out[p] = Pattern(r, p, size);
-        in[p].assign(size, 0);
-        sends[p] = SendOp{Header(5, 1, 0, size), out[p].data()};
-        recvs[p] = RecvOp{Header(5, 1, 0, size), in[p].data()};
-        l->PostSend(&sends[p]);
-        l->PostRecv(&recvs[p]);
-        links.push_back(l);
-      }
-      errors[r] = Pump(links, Deadline::AfterSeconds(20));
-      for (int p = 0; p < n; ++p)
-        if (p != r && (in[p] != Pattern(p, r, size) || !recvs[p].done || !sends[p].done)) ++bad[r];
-    });
-    for (int r = 0; r < n; ++r) {
-      EXPECT_TRUE(errors[r].ok()) << "size " << size << ": " << errors[r].ToString();
-      EXPECT_EQ(bad[r], 0) << "rank " << r << " size " << size;
-    }
+    ExpectAllPairsExchange(meshes, size);
   }
 }
 

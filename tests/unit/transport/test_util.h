@@ -2,6 +2,7 @@
 // shared memory, and a progress loop like the executor's.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -87,6 +89,30 @@ inline void RunRanks(int n, const std::function<void(int)>& fn) {
   for (auto& t : threads) t.join();
 }
 
+// Builds a mesh of n thread-ranks; returns them indexed by rank (failing the test if any
+// rank fails).
+inline std::vector<std::unique_ptr<Mesh>> BuildMeshes(int n, TransportMode mode, uint64_t comm) {
+  ThreadAllGather gather(n);
+  std::vector<std::unique_ptr<Mesh>> meshes(n);
+  std::vector<Status> errors(n);
+  RunRanks(n, [&](int r) {
+    MeshOptions o;
+    o.rank = r;
+    o.size = n;
+    o.comm_id = comm;
+    o.mode = mode;
+    o.deadline = Deadline::AfterSeconds(20);
+    auto m = Mesh::Connect(o, gather.For(r, o.deadline));
+    if (m.ok()) {
+      meshes[r] = std::move(m).value();
+    } else {
+      errors[r] = m.status();
+    }
+  });
+  for (int r = 0; r < n; ++r) EXPECT_TRUE(errors[r].ok()) << errors[r].ToString();
+  return meshes;
+}
+
 inline WireHeader Header(uint16_t kind, uint64_t seq, uint32_t step, uint64_t bytes,
                          uint32_t dtype_op = PackDtypeOp(8, 0)) {
   WireHeader h;
@@ -107,6 +133,38 @@ inline std::vector<uint8_t> Pattern(int src, int dst, size_t size) {
   std::vector<uint8_t> v(size);
   for (size_t i = 0; i < size; ++i) v[i] = PatternByte(src, dst, size, i);
   return v;
+}
+
+// Every rank sends every other rank a `size`-byte message (Pattern) over its mesh and
+// receives one from each, all at once; checks every byte and every completion.
+inline void ExpectAllPairsExchange(const std::vector<std::unique_ptr<Mesh>>& meshes, size_t size) {
+  const int n = static_cast<int>(meshes.size());
+  std::vector<Status> errors(n);
+  std::vector<int> bad(n, 0);
+  RunRanks(n, [&](int r) {
+    std::vector<std::vector<uint8_t>> out(n), in(n);
+    std::vector<SendOp> sends(n);
+    std::vector<RecvOp> recvs(n);
+    std::vector<Link*> links;
+    for (int p = 0; p < n; ++p) {
+      if (p == r) continue;
+      Link* l = meshes[r]->link(p);
+      out[p] = Pattern(r, p, size);
+      in[p].assign(size, 0);
+      sends[p] = SendOp{Header(5, 1, 0, size), out[p].data()};
+      recvs[p] = RecvOp{Header(5, 1, 0, size), in[p].data()};
+      l->PostSend(&sends[p]);
+      l->PostRecv(&recvs[p]);
+      links.push_back(l);
+    }
+    errors[r] = Pump(links, Deadline::AfterSeconds(20));
+    for (int p = 0; p < n; ++p)
+      if (p != r && (in[p] != Pattern(p, r, size) || !recvs[p].done || !sends[p].done)) ++bad[r];
+  });
+  for (int r = 0; r < n; ++r) {
+    EXPECT_TRUE(errors[r].ok()) << "size " << size << ": " << errors[r].ToString();
+    EXPECT_EQ(bad[r], 0) << "rank " << r << " size " << size;
+  }
 }
 
 // Message i of each size in `sizes`, both ways between end a (rank 0) and end b (rank 1):
