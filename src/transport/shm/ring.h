@@ -47,10 +47,12 @@ class Ring {
   // Consumer: copies up to n bytes out, as many as are there. Returns the count copied.
   size_t Read(void* dst, size_t n) {
     const uint64_t tail = ctl_->tail.load(std::memory_order_relaxed);
-    // The cached head may lag behind tail: slots are consumed without reading head.
+    // Head may lag behind tail, cached or even as stored: slots are consumed without
+    // reading head, and the producer stores a slot's stamp before its head. Until head
+    // passes tail there is nothing to read.
     if (cached_head_ < tail + n) cached_head_ = ctl_->head.load(std::memory_order_acquire);
+    if (cached_head_ <= tail) return 0;
     const size_t k = std::min<uint64_t>(n, cached_head_ - tail);
-    if (k == 0) return 0;
     CopyOut(tail, dst, k);
     ctl_->tail.store(tail + k, std::memory_order_release);
     return k;
@@ -151,7 +153,8 @@ class Ring {
   // Consumer: bytes available to read now.
   size_t Readable() {
     cached_head_ = ctl_->head.load(std::memory_order_acquire);
-    return cached_head_ - ctl_->tail.load(std::memory_order_relaxed);
+    const uint64_t tail = ctl_->tail.load(std::memory_order_relaxed);
+    return cached_head_ > tail ? cached_head_ - tail : 0;  // head may lag (see Read)
   }
 
   uint64_t size() const { return size_; }

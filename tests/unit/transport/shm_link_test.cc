@@ -195,6 +195,29 @@ TEST(ShmRingTest, SlotsAreFoundByStampAndRewindOnlyWhenDrainedPastTheWindow) {
   EXPECT_EQ(consumer.Readable(), 0u);
 }
 
+// The producer stores a slot's stamp before its head, so a consumer can see a streamed
+// header while head still lags behind it: reading the payload must then find nothing,
+// not the difference of the two counters wrapped round (found by ASan's timing in CI as
+// wrong bytes in a 32 KiB allreduce message).
+TEST(ShmRingTest, PayloadReadWaitsForHeadBehindAStampedSlot) {
+  using Kind = Ring::SlotKind;
+  RingControl ctl;
+  std::vector<uint8_t> data(4096);
+  Ring producer(&ctl, data.data(), data.size()), consumer(&ctl, data.data(), data.size());
+  std::vector<uint8_t> head = Pattern(1, 3, 32), payload = Pattern(5, 6, 100), got(100);
+  ASSERT_TRUE(producer.WriteStreamedHeader(head.data(), head.size()));
+  const uint64_t published = ctl.head.load();
+  ctl.head.store(0);  // as if the head store had not landed yet
+  ASSERT_EQ(consumer.PeekSlot(), Kind::kStreamed);
+  consumer.ConsumeSlot(Kind::kStreamed, 32);
+  EXPECT_EQ(consumer.Read(got.data(), got.size()), 0u) << "head is behind tail";
+  EXPECT_EQ(consumer.Readable(), 0u);
+  ctl.head.store(published);
+  ASSERT_EQ(producer.Write(payload.data(), payload.size()), 100u);
+  ASSERT_EQ(consumer.Read(got.data(), got.size()), 100u);
+  EXPECT_EQ(got, payload);
+}
+
 // A whole slot goes in all at once or not at all (here across the ring's end, where its
 // body wraps to the start), and reads back intact.
 TEST(ShmRingTest, WholeSlotIsAllOrNothingAcrossTheRingEnd) {
