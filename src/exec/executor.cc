@@ -112,6 +112,21 @@ constexpr size_t kStreamingMinBytes = 4 << 20;
 
 }  // namespace
 
+namespace {
+
+// The index of the round's first local step (steps.size() if none): the builder puts a
+// round's sends and receives before its local steps.
+size_t FirstLocalStep(const sched::Round& round) {
+  const auto& steps = round.steps;
+  size_t first = 0;
+  while (first < steps.size() &&
+         (steps[first].kind == StepKind::kSend || steps[first].kind == StepKind::kRecv))
+    ++first;
+  return first;
+}
+
+}  // namespace
+
 // Reduce as it lands. A round of a reducing schedule typically receives a peer's partial
 // result into scratch and then, as its first local step, reduces it into the output
 // ("copy x to dst; reduce y into dst", or "reduce y into dst"). Run after the whole
@@ -123,10 +138,7 @@ constexpr size_t kStreamingMinBytes = 4 << 20;
 void Executor::PlanEagerReduce(const sched::Round& round) {
   eager_.active = false;
   const auto& steps = round.steps;
-  size_t first = 0;
-  while (first < steps.size() &&
-         (steps[first].kind == StepKind::kSend || steps[first].kind == StepKind::kRecv))
-    ++first;
+  const size_t first = FirstLocalStep(round);
   if (first == steps.size()) return;
   EagerReduce e;
   e.first_step = first;
@@ -193,10 +205,7 @@ void Executor::PlanEarlyCopy(const sched::Round& round) {
   early_.active = false;
   if (eager_.active) return;
   const auto& steps = round.steps;
-  size_t first = 0;
-  while (first < steps.size() &&
-         (steps[first].kind == StepKind::kSend || steps[first].kind == StepKind::kRecv))
-    ++first;
+  const size_t first = FirstLocalStep(round);
   if (first == steps.size() || steps[first].kind != StepKind::kCopy) return;
   const Step& step = steps[first];
   if (first + 1 < steps.size() && FusesWithNext(step, steps[first + 1])) return;
@@ -269,14 +278,13 @@ Status Executor::Communicate(const sched::Round& round, size_t round_index) {
   recv_peers_.clear();
   active_.clear();
   for (const auto& step : round.steps) {
+    if (step.kind != StepKind::kSend && step.kind != StepKind::kRecv) continue;
+    if (send_steps_[step.peer] == 0 && recv_steps_[step.peer] == 0)
+      step_peers_.push_back(step.peer);  // its first message in this call
     if (step.kind == StepKind::kSend) {
-      if (send_steps_[step.peer] == 0 && recv_steps_[step.peer] == 0)
-        step_peers_.push_back(step.peer);
       sends_.push_back({Header(send_steps_[step.peer]++, step.src.count), Ptr(step.src)});
       send_peers_.push_back(step.peer);
-    } else if (step.kind == StepKind::kRecv) {
-      if (send_steps_[step.peer] == 0 && recv_steps_[step.peer] == 0)
-        step_peers_.push_back(step.peer);
+    } else {
       recvs_.push_back({Header(recv_steps_[step.peer]++, step.dst.count), Ptr(step.dst)});
       recv_peers_.push_back(step.peer);
     }

@@ -78,28 +78,13 @@ class Ring {
   // Producer, at a message boundary: writes a kWhole slot holding a (na bytes) then b
   // (nb bytes), all of it or nothing. Returns whether it fit.
   bool WriteWhole(const void* a, size_t na, const void* b, size_t nb) {
-    const uint64_t head = ctl_->head.load(std::memory_order_relaxed);
-    const uint64_t slot = AlignUp(head);
-    const uint64_t end = slot + kStampBytes + na + nb;
-    if (Free(head, end - head) < end - head) return false;
-    CopyIn(slot + kStampBytes, a, na);
-    CopyIn(slot + kStampBytes + na, b, nb);
-    Stamp(slot, SlotKind::kWhole);
-    ctl_->head.store(end, std::memory_order_release);
-    return true;
+    return WriteSlot(SlotKind::kWhole, a, na, b, nb);
   }
 
   // Producer, at a message boundary: writes a kStreamed slot holding the n-byte header;
   // the payload follows with Write. Returns whether it fit.
   bool WriteStreamedHeader(const void* header, size_t n) {
-    const uint64_t head = ctl_->head.load(std::memory_order_relaxed);
-    const uint64_t slot = AlignUp(head);
-    const uint64_t end = slot + kStampBytes + n;
-    if (Free(head, end - head) < end - head) return false;
-    CopyIn(slot + kStampBytes, header, n);
-    Stamp(slot, SlotKind::kStreamed);
-    ctl_->head.store(end, std::memory_order_release);
-    return true;
+    return WriteSlot(SlotKind::kStreamed, header, n, nullptr, 0);
   }
 
   // Producer, at a message boundary only: when the consumer has read everything and the
@@ -166,6 +151,18 @@ class Ring {
     if (size_ - (head - cached_tail_) < want)
       cached_tail_ = ctl_->tail.load(std::memory_order_acquire);
     return size_ - (head - cached_tail_);
+  }
+  // Writes a slot of `kind` holding a then b, all or nothing; returns whether it fit.
+  bool WriteSlot(SlotKind kind, const void* a, size_t na, const void* b, size_t nb) {
+    const uint64_t head = ctl_->head.load(std::memory_order_relaxed);
+    const uint64_t slot = AlignUp(head);
+    const uint64_t end = slot + kStampBytes + na + nb;
+    if (Free(head, end - head) < end - head) return false;
+    CopyIn(slot + kStampBytes, a, na);
+    CopyIn(slot + kStampBytes + na, b, nb);
+    Stamp(slot, kind);
+    ctl_->head.store(end, std::memory_order_release);
+    return true;
   }
   static uint64_t AlignUp(uint64_t pos) { return (pos + kSlotAlign - 1) & ~(kSlotAlign - 1); }
   uint64_t* StampAt(uint64_t slot) const {
