@@ -52,21 +52,30 @@ const std::vector<Coll>& AllColls() {
 const char* CollName(Coll c) { return CInfo(c).name; }
 bool ParseColl(const std::string& s, Coll* out) {
   for (const auto& c : kColls) {
-    if (s == c.name) { *out = c.coll; return true; }
+    if (s == c.name) {
+      *out = c.coll;
+      return true;
+    }
   }
   return false;
 }
 const char* ModeName(Mode m) { return kModeNames[static_cast<int>(m)]; }
 bool ParseMode(const std::string& s, Mode* out) {
   for (int i = 0; i < 3; ++i) {
-    if (s == kModeNames[i]) { *out = static_cast<Mode>(i); return true; }
+    if (s == kModeNames[i]) {
+      *out = static_cast<Mode>(i);
+      return true;
+    }
   }
   return false;
 }
 const char* OpName(weftRedOp_t op) { return kOpNames[static_cast<int>(op)]; }
 bool ParseOp(const std::string& s, weftRedOp_t* out) {
   for (int i = 0; i < 5; ++i) {
-    if (s == kOpNames[i]) { *out = static_cast<weftRedOp_t>(i); return true; }
+    if (s == kOpNames[i]) {
+      *out = static_cast<weftRedOp_t>(i);
+      return true;
+    }
   }
   return false;
 }
@@ -89,15 +98,29 @@ std::string Describe(const Case& c) {
 CaseRun::CaseRun(const Case& c, int rank, int nranks) : c_(c), rank_(rank), nranks_(nranks) {
   const size_t n = c.count, all = c.count * static_cast<size_t>(nranks);
   switch (c.coll) {
-    case Coll::kAllReduce: case Coll::kReduce: case Coll::kBroadcast: case Coll::kSendRecv:
-      send_elems_ = n; recv_elems_ = n; break;
-    case Coll::kAllGather: case Coll::kGather:
-      send_elems_ = n; recv_elems_ = all; break;
-    case Coll::kReduceScatter: case Coll::kScatter:
-      send_elems_ = all; recv_elems_ = n; break;
+    case Coll::kAllReduce:
+    case Coll::kReduce:
+    case Coll::kBroadcast:
+    case Coll::kSendRecv:
+      send_elems_ = n;
+      recv_elems_ = n;
+      break;
+    case Coll::kAllGather:
+    case Coll::kGather:
+      send_elems_ = n;
+      recv_elems_ = all;
+      break;
+    case Coll::kReduceScatter:
+    case Coll::kScatter:
+      send_elems_ = all;
+      recv_elems_ = n;
+      break;
     case Coll::kAllToAll:
-      send_elems_ = all; recv_elems_ = all; break;
-    case Coll::kBarrier: break;
+      send_elems_ = all;
+      recv_elems_ = all;
+      break;
+    case Coll::kBarrier:
+      break;
   }
   const size_t es = Info(c.dtype).size;
   send_.resize(Words(send_elems_, es));
@@ -112,9 +135,11 @@ void* CaseRun::SendPtr() {
   if (!c_.in_place) return send_.data();
   const size_t off = static_cast<size_t>(rank_) * c_.count * Info(c_.dtype).size;
   switch (c_.coll) {
-    case Coll::kAllGather: case Coll::kGather:
+    case Coll::kAllGather:
+    case Coll::kGather:
       return reinterpret_cast<char*>(recv_.data()) + off;
-    case Coll::kReduceScatter: case Coll::kScatter:
+    case Coll::kReduceScatter:
+    case Coll::kScatter:
       return send_.data();
     default:
       return recv_.data();
@@ -140,13 +165,14 @@ void CaseRun::FillInputs() {
       !((c_.coll == Coll::kBroadcast || c_.coll == Coll::kScatter) && rank_ != c_.root);
   if (!provides) return;
   // The input count: what the API reads from sendbuff.
-  const size_t in_elems = (c_.coll == Coll::kAllGather || c_.coll == Coll::kGather ||
-                           c_.coll == Coll::kBroadcast || c_.coll == Coll::kAllReduce ||
-                           c_.coll == Coll::kReduce || c_.coll == Coll::kSendRecv)
-                              ? c_.count
-                              : c_.count * static_cast<size_t>(nranks_);
+  const size_t in_elems =
+      (c_.coll == Coll::kAllGather || c_.coll == Coll::kGather || c_.coll == Coll::kBroadcast ||
+       c_.coll == Coll::kAllReduce || c_.coll == Coll::kReduce || c_.coll == Coll::kSendRecv)
+          ? c_.count
+          : c_.count * static_cast<size_t>(nranks_);
   void* in = SendPtr();
-  for (size_t i = 0; i < in_elems; ++i) StoreElem(t, in, i, InputValue(t, op, rank_, i, c_.salt));
+  const CaseValues values(t, op, nranks_, c_.salt);
+  for (size_t i = 0; i < in_elems; ++i) StoreElem(t, in, i, values.Input(rank_, i));
 }
 
 weftResult_t CaseRun::Start(weftComm_t comm, std::string* error) {
@@ -162,7 +188,8 @@ weftResult_t CaseRun::Start(weftComm_t comm, std::string* error) {
   switch (c_.coll) {
     case Coll::kAllReduce:
       fn = nb ? "weftIAllReduce" : "weftAllReduce";
-      res = nb ? weftIAllReduce(s, r, n, t, c_.op, comm, rq) : weftAllReduce(s, r, n, t, c_.op, comm);
+      res =
+          nb ? weftIAllReduce(s, r, n, t, c_.op, comm, rq) : weftAllReduce(s, r, n, t, c_.op, comm);
       break;
     case Coll::kReduce:
       fn = nb ? "weftIReduce" : "weftReduce";
@@ -193,8 +220,8 @@ weftResult_t CaseRun::Start(weftComm_t comm, std::string* error) {
       break;
     case Coll::kScatter:
       fn = nb ? "weftIScatter" : "weftScatter";
-      res = nb ? weftIScatter(s, r, n, t, c_.root, comm, rq)
-               : weftScatter(s, r, n, t, c_.root, comm);
+      res =
+          nb ? weftIScatter(s, r, n, t, c_.root, comm, rq) : weftScatter(s, r, n, t, c_.root, comm);
       break;
     case Coll::kBarrier:
       fn = nb ? "weftIBarrier" : "weftBarrier";
@@ -225,9 +252,39 @@ weftResult_t CaseRun::Start(weftComm_t comm, std::string* error) {
     if (nb) requests_.push_back(req);
     return res;
   }
-  *error = std::string(fn) + " returned " + weftGetErrorString(res) + ": " +
-           weftGetLastError(comm);
+  *error = std::string(fn) + " returned " + weftGetErrorString(res) + ": " + weftGetLastError(comm);
   return res;
+}
+
+size_t CaseRun::OutputElems() const {
+  const size_t n = c_.count, all = n * static_cast<size_t>(nranks_);
+  const bool root = rank_ == c_.root;
+  switch (c_.coll) {
+    case Coll::kAllReduce:
+    case Coll::kBroadcast:
+    case Coll::kReduceScatter:
+    case Coll::kScatter:
+    case Coll::kSendRecv:
+      return n;
+    case Coll::kReduce:
+      return root ? n : 0;
+    case Coll::kGather:
+      return root ? all : 0;
+    case Coll::kAllGather:
+    case Coll::kAllToAll:
+      return all;
+    case Coll::kBarrier:
+      return 0;
+  }
+  return 0;
+}
+
+bool CaseRun::SpoilOneOutput() {
+  const size_t outputs = OutputElems();
+  if (outputs == 0) return false;
+  const size_t es = Info(c_.dtype).size;
+  FillSentinel(c_.dtype, static_cast<char*>(RecvPtr()) + (c_.salt % outputs) * es, 1);
+  return true;
 }
 
 std::string CaseRun::Verify() const {
@@ -245,10 +302,14 @@ std::string CaseRun::Verify() const {
       if (e.tolerance > 0) first += " (tol " + Fmt(e.tolerance) + ")";
     }
   };
+  // Reductions' inputs feed the op; movement collectives' inputs are op-less values.
+  std::optional<weftRedOp_t> op;
+  if (IsReduction(c_.coll)) op = c_.op;
+  const CaseValues values(t, op, nranks_, c_.salt);
   auto moved = [&](int src_rank, size_t src_index) {
-    return Expected{InputValue(t, std::nullopt, src_rank, src_index, c_.salt), 0};
+    return Expected{values.Input(src_rank, src_index), 0};
   };
-  auto reduced = [&](size_t index) { return ReducedValue(t, c_.op, nranks_, index, c_.salt); };
+  auto reduced = [&](size_t index) { return values.Reduced(index); };
   auto* self = const_cast<CaseRun*>(this);  // the pointer helpers do not modify
   const void* out = self->RecvPtr();
   const bool root = rank_ == c_.root;
@@ -258,7 +319,8 @@ std::string CaseRun::Verify() const {
       for (size_t i = 0; i < n; ++i) check("recvbuff", out, i, reduced(i));
       break;
     case Coll::kReduce:
-      if (root) for (size_t i = 0; i < n; ++i) check("recvbuff", out, i, reduced(i));
+      if (root)
+        for (size_t i = 0; i < n; ++i) check("recvbuff", out, i, reduced(i));
       break;
     case Coll::kBroadcast:
       for (size_t i = 0; i < n; ++i) check("recvbuff", out, i, moved(c_.root, i));
@@ -283,7 +345,8 @@ std::string CaseRun::Verify() const {
         for (size_t i = 0; i < n; ++i) check("recvbuff", out, p * n + i, moved(p, rank_ * n + i));
       break;
     case Coll::kSendRecv:
-      for (size_t i = 0; i < n; ++i) check("recvbuff", out, i, moved((rank_ + nranks_ - 1) % nranks_, i));
+      for (size_t i = 0; i < n; ++i)
+        check("recvbuff", out, i, moved((rank_ + nranks_ - 1) % nranks_, i));
       break;
     case Coll::kBarrier:
       break;
@@ -291,11 +354,8 @@ std::string CaseRun::Verify() const {
   // Out of place, the send buffer is const: it must come back unchanged.
   const bool has_input = !((c_.coll == Coll::kBroadcast || c_.coll == Coll::kScatter) && !root);
   if (!c_.in_place && has_input && c_.coll != Coll::kBarrier) {
-    std::optional<weftRedOp_t> op;
-    if (IsReduction(c_.coll)) op = c_.op;
     for (size_t i = 0; i < send_elems_; ++i) {
-      check("sendbuff (modified)", send_.data(), i,
-            Expected{InputValue(t, op, rank_, i, c_.salt), 0});
+      check("sendbuff (modified)", send_.data(), i, Expected{values.Input(rank_, i), 0});
     }
   }
   if (bad == 0) return "";

@@ -13,8 +13,16 @@
 namespace check {
 
 enum class Coll {
-  kAllReduce, kReduce, kBroadcast, kAllGather, kReduceScatter,
-  kAllToAll, kGather, kScatter, kBarrier, kSendRecv,
+  kAllReduce,
+  kReduce,
+  kBroadcast,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kGather,
+  kScatter,
+  kBarrier,
+  kSendRecv,
 };
 // kBlocking: weftX; kWait: weftIX then weftWait; kTest: weftIX then weftTest polling.
 enum class Mode { kBlocking, kWait, kTest };
@@ -58,12 +66,17 @@ class CaseRun {
   // Checks outputs (and that out-of-place inputs were left alone). Returns "" when all
   // is well, else one line naming the case, the rank and the first bad element.
   std::string Verify() const;
+  // Overwrites one element of this rank's output with a value no case expects (NaN, or
+  // the type's extreme). False when this rank has no output to spoil (a non-root of
+  // reduce or gather, a barrier, a count of 0).
+  bool SpoilOneOutput();
   const Case& spec() const { return c_; }
 
  private:
   void* SendPtr();
   void* RecvPtr();
   void FillInputs();
+  size_t OutputElems() const;  // how many elements Verify checks at RecvPtr
 
   Case c_;
   int rank_, nranks_;

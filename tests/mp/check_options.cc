@@ -83,21 +83,31 @@ bool ParseOptions(int argc, char** argv, Options* o) {
         o->roots = r;
       }
     } else if (flag == "--inplace") {
-      if (val == "both") o->placements = {false, true};
-      else if (val == "yes") o->placements = {true};
-      else if (val == "no") o->placements = {false};
-      else ok = false;
+      if (val == "both")
+        o->placements = {false, true};
+      else if (val == "yes")
+        o->placements = {true};
+      else if (val == "no")
+        o->placements = {false};
+      else
+        ok = false;
     } else if (flag == "--split") {
-      if (val == "yes") o->run_split = true;
-      else if (val == "no") o->run_split = false;
-      else if (val == "only") o->run_matrix = false, o->run_split = true;
-      else ok = false;
+      if (val == "yes")
+        o->run_split = true;
+      else if (val == "no")
+        o->run_split = false;
+      else if (val == "only")
+        o->run_matrix = false, o->run_split = true;
+      else
+        ok = false;
     } else if (flag == "--max-print") {
       long long x;
       ok = ParseNumber(val, &x);
       o->max_print = static_cast<int>(x);
     } else if (flag == "--verbose") {
       o->verbose = true;
+    } else if (flag == "--self-test") {
+      o->self_test = true;
     } else {
       ok = false;
     }

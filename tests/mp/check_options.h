@@ -4,6 +4,8 @@
 //   --counts=0,1,7,1023,65537      --roots=all | 0,2 (default: all for N<=5, else 0,N/2,N-1)
 //   --modes=blocking,wait,test     --inplace=both|yes|no       --split=yes|no|only
 //   --max-print=N (failure lines per rank, default 20)        --verbose (one line per batch)
+//   --self-test: checks the checker. Every rank spoils one output element of every case
+//   after the collective; a case whose spoiled output still verifies is the failure.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +29,7 @@ struct Options {
   bool run_split = true;
   int max_print = 20;
   bool verbose = false;
+  bool self_test = false;
 };
 
 // Returns false (after printing why to stderr) on a malformed command line.

@@ -81,14 +81,23 @@ void Runner::RunBatch(const std::vector<Case>& batch) {
   }
   if (batch.front().mode != Mode::kBlocking) Complete(runs, batch.front().mode);
   if (!tally_->fatal.empty()) return;
-  for (const CaseRun& run : runs) Record(run.Verify());
+  for (CaseRun& run : runs) {
+    if (opts_.self_test && run.SpoilOneOutput()) {
+      // The verdict inverts: the spoiled case must fail verification.
+      Record(run.Verify().empty()
+                 ? "SELF-TEST MISSED " + Describe(run.spec()) + " rank=" + std::to_string(rank_) +
+                       ": a spoiled output element verified as correct"
+                 : "");
+      continue;
+    }
+    Record(run.Verify());
+  }
 }
 
 void Runner::Complete(std::vector<CaseRun>& runs, Mode mode) {
   auto fail = [&](const CaseRun& run, const char* fn, weftResult_t res) {
-    tally_->fatal = "ERROR " + Describe(run.spec()) + " rank=" + std::to_string(rank_) + ": " +
-                    fn + " returned " + weftGetErrorString(res) + ": " +
-                    weftGetLastError(comm_);
+    tally_->fatal = "ERROR " + Describe(run.spec()) + " rank=" + std::to_string(rank_) + ": " + fn +
+                    " returned " + weftGetErrorString(res) + ": " + weftGetLastError(comm_);
   };
   if (mode == Mode::kWait) {
     // In issue order; each weftWait frees its request.
