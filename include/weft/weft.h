@@ -127,6 +127,11 @@ WEFT_API weftResult_t weftCommDestroy(weftComm_t comm);
 WEFT_API weftResult_t weftCommAbort(weftComm_t comm);
 WEFT_API weftResult_t weftCommCount(const weftComm_t comm, int* count);
 WEFT_API weftResult_t weftCommUserRank(const weftComm_t comm, int* rank);
+/* The name of the algorithm this rank ran for its most recently started collective on
+ * `comm` (as WEFT_ALGO spells it: "ring", "recursive_doubling", ...), or "" before the
+ * first. The string is static. For benchmarks and tools that report what the planner
+ * chose; point-to-point calls leave it unchanged. */
+WEFT_API weftResult_t weftCommGetLastAlgorithm(const weftComm_t comm, const char** name);
 
 /* --- Collectives (blocking) --------------------------------------------------- */
 WEFT_API weftResult_t weftAllReduce(const void* sendbuff, void* recvbuff, size_t count,

@@ -106,6 +106,12 @@ class Comm {
     check(weftCommCount(comm_, &n));
     return n;
   }
+  // weftCommGetLastAlgorithm: what the planner ran for this rank's last collective.
+  std::string last_algorithm() const {
+    const char* name = "";
+    check(weftCommGetLastAlgorithm(comm_, &name));
+    return name;
+  }
   // A communicator of the ranks with the same color; an empty Comm for WEFT_SPLIT_NOCOLOR.
   Comm split(int color, int key) const {
     weftComm_t c = nullptr;

@@ -265,6 +265,13 @@ weftResult_t weftCommUserRank(const weftComm_t comm, int* rank) {
   return weftSuccess;
 }
 
+weftResult_t weftCommGetLastAlgorithm(const weftComm_t comm, const char** name) {
+  if (comm == nullptr) return NoComm();
+  if (name == nullptr) return Report(comm, weft::InvalidArgument("name is NULL"));
+  *name = comm->impl->last_algorithm();
+  return weftSuccess;
+}
+
 weftResult_t weftAllReduce(const void* s, void* r, size_t n, weftDataType_t dt, weftRedOp_t op,
                            weftComm_t comm) {
   return Blocking(comm, Collective(Collective::kAllReduce, s, r, n, dt, op, 0));

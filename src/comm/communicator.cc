@@ -109,6 +109,7 @@ Result<std::unique_ptr<Communicator>> Communicator::Create(int rank, int size, u
   Call barrier;
   barrier.coll = Collective::kBarrier;
   WEFT_RETURN_IF_ERROR(comm->Run(barrier).WithContext("first barrier after connecting"));
+  comm->last_algorithm_.store("", std::memory_order_relaxed);  // the user has run nothing
   WEFT_INFO("communicator {:016x}: rank {} of {} connected", comm_id, rank, size);
   return comm;
 }
@@ -617,6 +618,10 @@ Status Communicator::ExecuteSchedule(const Call& call, const char* what, uint64_
   const char* algo = "";
   WEFT_ASSIGN_OR_RETURN(const sched::Schedule* schedule, GetSchedule(spec, esize, &algo));
   recorder_->SetAlgo(algo);
+  // The user's calls only (the library's own carry a kind).
+  if (kind == 0 && last_algorithm_.load(std::memory_order_relaxed) != algo) {
+    last_algorithm_.store(algo, std::memory_order_relaxed);
+  }
 
   exec::Buffers bufs{call.send, call.recv, nullptr};
   const size_t in_bytes = sched::InputCount(spec) * esize;

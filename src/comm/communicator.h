@@ -67,6 +67,9 @@ class Communicator {
   int rank() const { return rank_; }
   int size() const { return size_; }
   uint64_t id() const { return id_; }
+  // The algorithm of the user's collective this rank last started ("" before the
+  // first): a registry name, static, readable from any thread. For tools and benchmarks.
+  const char* last_algorithm() const { return last_algorithm_.load(std::memory_order_relaxed); }
 
   Status Run(const Call& call);
   Result<std::shared_ptr<Request>> Submit(const Call& call);
@@ -181,6 +184,9 @@ class Communicator {
     const sched::Schedule* schedule = nullptr;
     const char* algo = "";
   } last_;
+  // The algorithm of the user's last collective, for readers on any thread; stored only
+  // when it changes.
+  std::atomic<const char*> last_algorithm_{""};
   // Which host each rank is on (from the mesh), given to the planner with every spec.
   std::shared_ptr<const sched::Topology> topology_;
   // Created (under mu_) at the first call on device buffers or a stream; used by the

@@ -119,8 +119,7 @@ CaseRun::CaseRun(const Case& c, int rank, int nranks) : c_(c), rank_(rank), nran
       send_elems_ = all;
       recv_elems_ = all;
       break;
-    case Coll::kBarrier:
-      break;
+    case Coll::kBarrier: break;
   }
   const size_t es = Info(c.dtype).size;
   send_.resize(Words(send_elems_, es));
@@ -136,13 +135,10 @@ void* CaseRun::SendPtr() {
   const size_t off = static_cast<size_t>(rank_) * c_.count * Info(c_.dtype).size;
   switch (c_.coll) {
     case Coll::kAllGather:
-    case Coll::kGather:
-      return reinterpret_cast<char*>(recv_.data()) + off;
+    case Coll::kGather: return reinterpret_cast<char*>(recv_.data()) + off;
     case Coll::kReduceScatter:
-    case Coll::kScatter:
-      return send_.data();
-    default:
-      return recv_.data();
+    case Coll::kScatter: return send_.data();
+    default: return recv_.data();
   }
 }
 
@@ -264,17 +260,12 @@ size_t CaseRun::OutputElems() const {
     case Coll::kBroadcast:
     case Coll::kReduceScatter:
     case Coll::kScatter:
-    case Coll::kSendRecv:
-      return n;
-    case Coll::kReduce:
-      return root ? n : 0;
-    case Coll::kGather:
-      return root ? all : 0;
+    case Coll::kSendRecv: return n;
+    case Coll::kReduce: return root ? n : 0;
+    case Coll::kGather: return root ? all : 0;
     case Coll::kAllGather:
-    case Coll::kAllToAll:
-      return all;
-    case Coll::kBarrier:
-      return 0;
+    case Coll::kAllToAll: return all;
+    case Coll::kBarrier: return 0;
   }
   return 0;
 }
@@ -348,8 +339,7 @@ std::string CaseRun::Verify() const {
       for (size_t i = 0; i < n; ++i)
         check("recvbuff", out, i, moved((rank_ + nranks_ - 1) % nranks_, i));
       break;
-    case Coll::kBarrier:
-      break;
+    case Coll::kBarrier: break;
   }
   // Out of place, the send buffer is const: it must come back unchanged.
   const bool has_input = !((c_.coll == Coll::kBroadcast || c_.coll == Coll::kScatter) && !root);

@@ -57,6 +57,7 @@ nlohmann::json ModeJson(const ModeResult& m) {
   if (!m.ran) return nullptr;
   nlohmann::json j = {{"time_us", m.time_us}, {"algbw_gbps", m.algbw}, {"busbw_gbps", m.busbw}};
   j["wrong"] = m.wrong < 0 ? nlohmann::json(nullptr) : nlohmann::json(m.wrong);
+  j["algorithm"] = m.algorithm;
   return j;
 }
 

@@ -17,6 +17,7 @@ struct ModeResult {
   double algbw = 0;      // GB/s
   double busbw = 0;      // GB/s
   int64_t wrong = -1;    // summed over ranks; -1: not checked
+  std::string algorithm;  // what the planner ran for the timed calls (rank 0's)
 };
 
 struct Row {

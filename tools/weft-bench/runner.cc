@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "check.h"
 #include "dtypes.h"
@@ -30,8 +31,8 @@ struct Pointers {
   void* recv;
 };
 
-Pointers Layout(const Collective& c, bool in_place, const Buffers& b, size_t count,
-                size_t typesize, int rank) {
+Pointers Layout(const Collective& c, bool in_place, const Buffers& b, size_t count, size_t typesize,
+                int rank) {
   if (!in_place) return {b.send(), b.recv()};
   auto* base = static_cast<char*>(b.in_place());
   const size_t offset = static_cast<size_t>(rank) * count * typesize;
@@ -55,6 +56,12 @@ ModeResult RunMode(const World& w, const Options& o, const Collective& c, bool i
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < o.iters; ++i) CheckWeft(c.call(args), w.comm, c.name);
   const auto t1 = std::chrono::steady_clock::now();
+  // Read before the timing allreduce below replaces it. sendrecv is point-to-point,
+  // which has no algorithm and leaves the name of the barrier above (the flight
+  // recorder calls it "p2p" too).
+  const char* algorithm = "";
+  CheckWeft(weftCommGetLastAlgorithm(w.comm, &algorithm), w.comm, "weftCommGetLastAlgorithm");
+  m.algorithm = std::string_view(c.name) == "sendrecv" ? "p2p" : algorithm;
   double avg_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / o.iters;
   // The slowest rank defines the collective's time.
   CheckWeft(weftAllReduce(&avg_us, &avg_us, 1, weftFloat64, weftMax, w.comm), w.comm,

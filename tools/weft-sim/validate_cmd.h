@@ -18,6 +18,9 @@ struct ValidateOptions {
   std::string check_from = "1M";
   double tolerance_pct = 10;
   bool no_fit = false;  // keep the cluster's alpha
+  // Predict the algorithm each measurement ran (weft-bench's "algorithm") instead of
+  // the planner's choice today: for files measured before the planner changed.
+  bool predict_what_ran = false;
   std::string json_path;
   std::string plot_path;
 };

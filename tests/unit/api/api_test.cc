@@ -88,6 +88,35 @@ TEST(ApiTest, WorldOfOne) {
   });
 }
 
+TEST(ApiTest, LastAlgorithmNamesWhatThePlannerRan) {
+  // Forced algorithms, so the expected names do not depend on the planner's thresholds.
+  ScopedEnv algo("WEFT_ALGO", "allreduce:ring,broadcast:binomial");
+  RunRanks(2, [](int rank, weftComm_t comm) {
+    const char* name = "unset";
+    ASSERT_EQ(weftCommGetLastAlgorithm(comm, &name), weftSuccess);
+    EXPECT_STREQ(name, "");  // nothing run yet
+    std::vector<float> buf(1024, 1.0f);
+    ASSERT_EQ(weftAllReduce(buf.data(), buf.data(), buf.size(), weftFloat32, weftSum, comm),
+              weftSuccess);
+    ASSERT_EQ(weftCommGetLastAlgorithm(comm, &name), weftSuccess);
+    EXPECT_STREQ(name, "ring");
+    ASSERT_EQ(weftBroadcast(buf.data(), buf.data(), buf.size(), weftFloat32, 0, comm),
+              weftSuccess);
+    ASSERT_EQ(weftCommGetLastAlgorithm(comm, &name), weftSuccess);
+    EXPECT_STREQ(name, "binomial");
+    // Point-to-point calls are not collectives: the name stays.
+    if (rank == 0) {
+      ASSERT_EQ(weftSend(buf.data(), 4, weftFloat32, 1, comm), weftSuccess);
+    } else {
+      ASSERT_EQ(weftRecv(buf.data(), 4, weftFloat32, 0, comm), weftSuccess);
+    }
+    ASSERT_EQ(weftCommGetLastAlgorithm(comm, &name), weftSuccess);
+    EXPECT_STREQ(name, "binomial");
+    EXPECT_EQ(weftCommGetLastAlgorithm(comm, nullptr), weftInvalidArgument);
+  });
+  EXPECT_EQ(weftCommGetLastAlgorithm(nullptr, nullptr), weftInvalidArgument);
+}
+
 class TransportTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(TransportTest, AllReduceAcrossThreads) {

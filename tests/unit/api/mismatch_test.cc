@@ -136,7 +136,9 @@ TEST(MismatchCheckTest, AgreeingCallsPassAndGiveTheRightResults) {
       EXPECT_EQ(x, 40 + root);
       int32_t v = rank, sum = -1;
       ASSERT_EQ(weftReduce(&v, &sum, 1, weftInt32, weftSum, root, comm), weftSuccess);
-      if (rank == root) EXPECT_EQ(sum, 3);
+      if (rank == root) {
+        EXPECT_EQ(sum, 3);
+      }
     }
     EXPECT_EQ(weftBarrier(comm), weftSuccess);
   });
