@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
+#include <fstream>
 
 namespace weft::transport::ofi {
 namespace {
@@ -44,6 +46,70 @@ Result<std::vector<std::string>> ParseDomainList(std::string_view value) {
     if (end == std::string_view::npos) return out;
     start = end + 1;
   }
+}
+
+std::optional<std::vector<int>> ParseCpuList(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  std::vector<int> cpus;
+  if (text.empty()) return cpus;
+  auto number = [](std::string_view s, int* out) {
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+    return ec == std::errc() && end == s.data() + s.size() && *out >= 0;
+  };
+  // Far beyond any machine's CPU count: a corrupt range must not allocate gigabytes.
+  constexpr int kMaxCpu = 1 << 16;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, end - start);
+    const size_t dash = item.find('-');
+    int lo = 0, hi = 0;
+    if (dash == std::string_view::npos) {
+      if (!number(item, &lo)) return std::nullopt;
+      hi = lo;
+    } else if (!number(item.substr(0, dash), &lo) || !number(item.substr(dash + 1), &hi)) {
+      return std::nullopt;
+    }
+    if (hi < lo || hi >= kMaxCpu) return std::nullopt;
+    for (int c = lo; c <= hi; ++c) cpus.push_back(c);
+    start = end + 1;
+  }
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  return cpus;
+}
+
+std::vector<int> NicLocalCpus(const std::string& sys_class, std::string_view domain) {
+  std::string device(domain);
+  for (std::string_view suffix : {"-rdm", "-dgrm"}) {
+    if (device.size() > suffix.size() &&
+        device.compare(device.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      device.resize(device.size() - suffix.size());
+    }
+  }
+  if (device.empty() || device.find('/') != std::string::npos || device[0] == '.') return {};
+  for (const std::string& path : {sys_class + "/infiniband/" + device + "/device/local_cpulist",
+                                  sys_class + "/net/" + device + "/device/local_cpulist"}) {
+    std::ifstream in(path);
+    std::string line;
+    if (!in || !std::getline(in, line)) continue;
+    if (auto cpus = ParseCpuList(line)) return *cpus;
+  }
+  return {};
+}
+
+std::vector<std::string> NearDomains(const std::vector<std::string>& offered,
+                                     const std::vector<std::vector<int>>& nic_cpus,
+                                     const std::vector<int>& my_cpus) {
+  std::vector<std::string> near;
+  for (size_t i = 0; i < offered.size() && i < nic_cpus.size(); ++i) {
+    const std::vector<int>& nic = nic_cpus[i];
+    const bool close = std::any_of(my_cpus.begin(), my_cpus.end(), [&](int c) {
+      return std::binary_search(nic.begin(), nic.end(), c);
+    });
+    if (close) near.push_back(offered[i]);
+  }
+  return near.empty() ? offered : near;
 }
 
 Result<std::string> ChooseDomain(const std::vector<std::string>& offered,

@@ -3,6 +3,7 @@
 // which of a provider's domains (NICs) a rank opens its endpoint on.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,25 @@ bool RdmaDevicePresent(const std::string& sys_class);
 // The names of WEFT_OFI_DOMAIN ("rdmap16s27-rdm,rdmap32s27-rdm"): empty for an unset or
 // empty value; InvalidArgument for an empty item ("a,,b").
 Result<std::vector<std::string>> ParseDomainList(std::string_view value);
+
+// A kernel CPU list ("0-3,8,10-11", as in sysfs local_cpulist), sorted and without
+// duplicates; nullopt when malformed.
+std::optional<std::vector<int>> ParseCpuList(std::string_view text);
+
+// The CPUs next to a domain's NIC (its PCIe root's NUMA node), from sysfs under
+// `sys_class`: efa domains ("rdmap16s27-rdm", "-dgrm") and verbs ones ("mlx5_0") name an
+// RDMA device, <sys_class>/infiniband/<device>/device/local_cpulist; IP providers' name
+// an interface, <sys_class>/net/<name>/device/local_cpulist. Empty when unknown (a
+// virtual interface has no device; no sysfs). Blocking (reads files).
+std::vector<int> NicLocalCpus(const std::string& sys_class, std::string_view domain);
+
+// The domains near a rank that may run on `my_cpus` (its affinity mask): those whose
+// NIC's CPUs (`nic_cpus[i]` for `offered[i]`; empty: unknown) include one of them. All of
+// `offered` when none is near or nothing is known, so a rank never loses its NICs; and
+// when the rank is not bound (its CPUs touch every NIC) the result is `offered` itself.
+std::vector<std::string> NearDomains(const std::vector<std::string>& offered,
+                                     const std::vector<std::vector<int>>& nic_cpus,
+                                     const std::vector<int>& my_cpus);
 
 // The domain a rank opens its endpoint on: item `local_index % D` of the D domains to
 // use, which are `pinned` (WEFT_OFI_DOMAIN's names, in that order) when given, else

@@ -7,6 +7,7 @@
 #include <rdma/fi_errno.h>
 
 #include <netdb.h>
+#include <sched.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 
 #include "core/env.h"
 #include "core/log.h"
+#include "net/link_speed.h"
 #include "net/socket.h"
 #include "transport/ofi/fabric_lib.h"
 #include "transport/ofi/nic_choice.h"
@@ -94,10 +96,23 @@ Result<InfoPtr> BindToInterface(InfoPtr info, const net::Interface& iface, int r
   return bound;
 }
 
+// The CPUs this thread may run on (empty when the mask cannot be read).
+std::vector<int> AffinityCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
 // The domain (NIC) of this rank, from `all` (every fi_info the provider returned, one
 // per domain and address format): the domains offered, minus, for providers addressed
 // by IP, the interfaces WEFT_SOCKET_IFNAME does not select (loopback, by default), then
-// ChooseDomain's round robin by `local_index` over them or WEFT_OFI_DOMAIN's list.
+// those near the CPUs this rank may run on (NearDomains: a rank bound to one NUMA node
+// keeps to its NICs), then ChooseDomain's round robin by `local_index` over them, or
+// WEFT_OFI_DOMAIN's list.
 // Returns the fi_info to open, bound to that domain.
 Result<InfoPtr> PickDomain(InfoPtr all, int rank, int local_index) {
   const std::string prov = all->fabric_attr->prov_name ? all->fabric_attr->prov_name : "?";
@@ -124,14 +139,22 @@ Result<InfoPtr> PickDomain(InfoPtr all, int rank, int local_index) {
     if (by_ip && !ifs.empty()) return BindToInterface(std::move(all), ifs[0], rank);
     return all;
   }
-  Result<std::string> domain = ChooseDomain(offered, pinned.value(), local_index);
+  std::vector<std::string> candidates = offered;
+  if (pinned->empty()) {
+    std::vector<std::vector<int>> nic_cpus;
+    for (const std::string& d : offered) nic_cpus.push_back(NicLocalCpus(net::kSysClassDir, d));
+    candidates = NearDomains(offered, nic_cpus, AffinityCpus());
+  }
+  Result<std::string> domain = ChooseDomain(candidates, pinned.value(), local_index);
   if (!domain.ok())
     return InvalidArgument(
         fmt::format("rank {}: ofi ({}): {}", rank, prov, domain.status().message()));
-  WEFT_INFO("rank {}: ofi ({}): domain {} (local index {}; {} of {}: {})", rank, prov,
-            domain.value(), local_index, pinned->empty() ? "round robin" : "WEFT_OFI_DOMAIN",
-            pinned->empty() ? offered.size() : pinned->size(),
-            fmt::join(pinned->empty() ? offered : pinned.value(), ","));
+  WEFT_INFO("rank {}: ofi ({}): domain {} (local index {}; {} of {}: {}; offered {})", rank,
+            prov, domain.value(), local_index,
+            pinned->empty() ? "round robin over the near" : "WEFT_OFI_DOMAIN",
+            pinned->empty() ? candidates.size() : pinned->size(),
+            fmt::join(pinned->empty() ? candidates : pinned.value(), ","),
+            fmt::join(offered, ","));
   if (by_ip) {
     for (const net::Interface& i : ifs)
       if (i.name == domain.value()) return BindToInterface(std::move(all), i, rank);

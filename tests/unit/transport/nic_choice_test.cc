@@ -10,6 +10,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,6 +102,72 @@ TEST(RdmaDevicePresentTest, AnEntryUnderInfinibandCounts) {
   fs::create_directories(dir / "infiniband" / "rdmap16s27");
   EXPECT_TRUE(RdmaDevicePresent(dir.string()));
   fs::remove_all(dir);
+}
+
+TEST(ParseCpuListTest, RangesAndSingles) {
+  EXPECT_EQ(ParseCpuList("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(ParseCpuList("5"), (std::vector<int>{5}));
+  EXPECT_EQ(ParseCpuList("3,1-2,2"), (std::vector<int>{1, 2, 3}));  // sorted, once each
+  EXPECT_EQ(ParseCpuList(""), (std::vector<int>{}));
+}
+
+TEST(ParseCpuListTest, MalformedIsRefused) {
+  for (const char* bad : {"a", "1-", "-1", "3-1", "1,,2", "1-2-3", "1 2", "0-99999999", ","})
+    EXPECT_EQ(ParseCpuList(bad), std::nullopt) << bad;
+}
+
+// A fake /sys/class: two RDMA devices on two NUMA nodes, one interface with a PCI
+// device, one virtual interface (no device folder).
+class NicLocalCpusTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("weft_nic_cpus_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    Write("infiniband/rdmap16s27/device/local_cpulist", "0-23,48-71\n");
+    Write("infiniband/rdmap32s27/device/local_cpulist", "24-47,72-95\n");
+    Write("net/eth1/device/local_cpulist", "24-47\n");
+    Write("infiniband/broken0/device/local_cpulist", "zz\n");
+    std::filesystem::create_directories(dir_ / "net" / "veth0");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void Write(const std::string& rel, const std::string& text) {
+    std::filesystem::create_directories((dir_ / rel).parent_path());
+    std::ofstream(dir_ / rel) << text;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(NicLocalCpusTest, EfaVerbsAndIpDomainsFindTheirDevice) {
+  const std::string sys = dir_.string();
+  EXPECT_EQ(NicLocalCpus(sys, "rdmap16s27-rdm").size(), 48u);          // efa RDM domain
+  EXPECT_EQ(NicLocalCpus(sys, "rdmap32s27-dgrm").front(), 24);         // efa datagram domain
+  EXPECT_EQ(NicLocalCpus(sys, "rdmap32s27").back(), 95);               // verbs: the device itself
+  EXPECT_EQ(NicLocalCpus(sys, "eth1"), ParseCpuList("24-47"));         // IP: the interface
+  EXPECT_TRUE(NicLocalCpus(sys, "veth0").empty());                     // virtual: unknown
+  EXPECT_TRUE(NicLocalCpus(sys, "mlx5_9").empty());                    // absent
+  EXPECT_TRUE(NicLocalCpus(sys, "broken0").empty());                   // unreadable list
+  EXPECT_TRUE(NicLocalCpus(sys, "../infiniband/rdmap16s27").empty());  // not a name
+}
+
+TEST(NearDomainsTest, ABoundRankKeepsToItsNumaNodesNics) {
+  const std::vector<std::string> offered = {"a", "b", "c", "d"};
+  const std::vector<std::vector<int>> cpus = {{0, 1}, {0, 1}, {2, 3}, {2, 3}};
+  EXPECT_EQ(NearDomains(offered, cpus, {2}), (std::vector<std::string>{"c", "d"}));
+  EXPECT_EQ(NearDomains(offered, cpus, {0, 1}), (std::vector<std::string>{"a", "b"}));
+  // Not bound: every NIC is near, so the round robin is over all of them as before.
+  EXPECT_EQ(NearDomains(offered, cpus, {0, 1, 2, 3}), offered);
+  // The local ranks of each node then spread over that node's NICs.
+  EXPECT_EQ(ChooseDomain(NearDomains(offered, cpus, {3}), {}, 5).value(), "d");
+}
+
+TEST(NearDomainsTest, NothingKnownOrNothingNearKeepsEveryDomain) {
+  const std::vector<std::string> offered = {"a", "b"};
+  EXPECT_EQ(NearDomains(offered, {{}, {}}, {0}), offered);       // no sysfs figures
+  EXPECT_EQ(NearDomains(offered, {{4}, {5}}, {0, 1}), offered);  // none near: all
+  EXPECT_EQ(NearDomains(offered, {{}, {0}}, {0}), (std::vector<std::string>{"b"}));
+  EXPECT_EQ(NearDomains(offered, {{0}, {1}}, {}), offered);  // mask unreadable
 }
 
 }  // namespace
