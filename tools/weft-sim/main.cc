@@ -4,6 +4,7 @@
 
 #include "catalog_cmd.h"
 #include "collective_cmd.h"
+#include "scale_cmd.h"
 #include "train_cmd.h"
 #include "validate_cmd.h"
 
@@ -20,11 +21,14 @@ int main(int argc, char** argv) {
   CLI::App* train_cmd = AddTrainCommand(&app, &train);
   CLI::App* compare_cmd = AddCompareCommand(&app, &compare);
   CLI::App* validate_cmd = AddValidateCommand(&app, &validate);
+  ScaleOptions scale;
+  CLI::App* scale_cmd = AddScaleCommand(&app, &scale);
   CLI11_PARSE(app, argc, argv);
   if (collective_cmd->parsed()) return RunCollective(collective);
   if (catalog_cmd->parsed()) return RunCatalog(catalog);
   if (validate_cmd->parsed()) return RunValidate(validate);
   if (train_cmd->parsed()) return RunTrain(train);
   if (compare_cmd->parsed()) return RunCompare(compare);
+  if (scale_cmd->parsed()) return RunScale(scale);
   return 2;
 }
