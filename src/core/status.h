@@ -39,7 +39,7 @@ class [[nodiscard]] Status {
       : code_(other.code_),
         message_(other.message_ ? std::make_unique<std::string>(*other.message_) : nullptr) {}
   Status& operator=(const Status& other) {
-    if (this != &other) *this = Status(other);
+    if (this != &other) return *this = Status(other);
     return *this;
   }
   Status(Status&&) noexcept = default;

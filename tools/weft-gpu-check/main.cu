@@ -199,7 +199,9 @@ void RunCase(const Case& c, cudaStream_t stream) {
     CUDA_OK(cudaMalloc(&g_a, kPool));
     CUDA_OK(cudaMalloc(&g_b, kPool));
   }
-  if (std::max(in_count, out_count) * es > kPool / 2) {
+  // In place, one buffer holds `total` elements; out of place, each holds its own side.
+  const size_t need = c.in_place ? total : std::max(in_count, out_count);
+  if (need * es > kPool / 2) {
     std::fprintf(stderr, "case too large for the buffer pool\n");
     std::_Exit(2);
   }
