@@ -31,5 +31,11 @@ assert 0 < row["wall_min_ms"] <= row["wall_median_ms"], row
 PY
 done
 if timeout 30 "$SIM" scale --node-counts 8,0 > /dev/null 2>&1; then fail "node count 0 accepted"; fi
+# Plots are SVG only: a .png name is refused, not filled with SVG bytes.
+if timeout 30 "$SIM" scale --node-counts 2 -b 1M --plot "$dir/s.png" > "$dir/png.txt" 2>&1; then
+  fail "a .png plot was accepted"
+fi
+grep -q "only SVG" "$dir/png.txt" || fail "no reason for the refused .png: $(cat "$dir/png.txt")"
+[ ! -e "$dir/s.png" ] || fail "a .png file was written"
 if timeout 30 "$SIM" scale --node-counts 8,,16 > /dev/null 2>&1; then fail "empty node count accepted"; fi
 echo "scale_test: 2 node counts agree with weft-sim collective"

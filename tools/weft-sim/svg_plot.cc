@@ -34,6 +34,11 @@ std::string Escape(const std::string& s) {
 
 bool WriteSvgPlot(const std::string& path, const PlotSpec& spec,
                   const std::vector<Series>& series) {
+  if (path.size() < 4 || path.compare(path.size() - 4, 4, ".svg") != 0) {
+    std::fprintf(stderr, "weft-sim: --plot %s: only SVG is written; name the file *.svg\n",
+                 path.c_str());
+    return false;
+  }
   double xmin = INFINITY, xmax = -INFINITY, ymax = 0;
   for (const Series& s : series) {
     for (size_t i = 0; i < s.x.size(); ++i) {

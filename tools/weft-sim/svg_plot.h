@@ -20,7 +20,9 @@ struct PlotSpec {
   bool x_is_bytes = true;  // tick labels as 1K, 1M, ... instead of numbers
 };
 
-// Returns false (and leaves no partial file behind) when `path` cannot be written.
+// Returns false (and leaves no partial file behind) when `path` cannot be written, or
+// does not end in ".svg" (SVG is the only format: a .png name would get SVG bytes, so it
+// is refused with a message on stderr instead).
 bool WriteSvgPlot(const std::string& path, const PlotSpec& spec, const std::vector<Series>& series);
 
 }  // namespace weft::sim::cli
