@@ -31,6 +31,14 @@ bool IsRoot(const CollectiveSpec& spec) { return spec.rank == spec.root; }
 
 }  // namespace
 
+std::optional<Collective> CollectiveFromName(std::string_view name) {
+  for (int i = 0; i < kNumCollectives; ++i) {
+    const auto c = static_cast<Collective>(i);
+    if (name == CollectiveName(c)) return c;
+  }
+  return std::nullopt;
+}
+
 const char* CollectiveName(Collective c) {
   switch (c) {
     case Collective::kAllReduce:

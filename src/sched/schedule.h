@@ -23,7 +23,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace weft::sched {
@@ -41,6 +43,8 @@ enum class Collective : uint8_t {
 };
 inline constexpr int kNumCollectives = 9;
 const char* CollectiveName(Collective c);  // "allreduce", "reducescatter", ...
+// The inverse of CollectiveName; nullopt for any other string.
+std::optional<Collective> CollectiveFromName(std::string_view name);
 
 enum class Buf : uint8_t { kInput = 0, kOutput, kScratch };
 const char* BufName(Buf b);  // "input", "output", "scratch"

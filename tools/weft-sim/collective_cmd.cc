@@ -21,14 +21,6 @@ struct Row {
   double wall_ms;
 };
 
-std::optional<sched::Collective> ParseOp(const std::string& name) {
-  for (int i = 0; i < sched::kNumCollectives; ++i) {
-    const auto c = static_cast<sched::Collective>(i);
-    if (name == sched::CollectiveName(c)) return c;
-  }
-  return std::nullopt;
-}
-
 void PrintHeader(const ClusterSpec& c, const CollectiveOptions& o) {
   fmt::print("# weft-sim collective: {} x {} nodes = {} ranks ({} per node)\n", c.name, c.hosts,
              c.ranks(), c.accels_per_host);
@@ -116,7 +108,7 @@ int RunCollective(const CollectiveOptions& o) {
     return 2;
   }
   const ClusterSpec& c = *cluster;
-  const auto op = ParseOp(o.op);
+  const auto op = sched::CollectiveFromName(o.op);
   const auto dtype = ParseDataType(o.dtype);
   const auto minb = ParseSize(o.min_bytes), maxb = ParseSize(o.max_bytes);
   if (!op || !dtype || !minb || !maxb || *minb > *maxb) {

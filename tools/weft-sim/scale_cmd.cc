@@ -39,14 +39,6 @@ std::optional<std::vector<int>> ParseNodeCounts(const std::string& text) {
   return out;
 }
 
-std::optional<sched::Collective> ParseOp(const std::string& name) {
-  for (int i = 0; i < sched::kNumCollectives; ++i) {
-    const auto c = static_cast<sched::Collective>(i);
-    if (name == sched::CollectiveName(c)) return c;
-  }
-  return std::nullopt;
-}
-
 bool WriteJson(const std::string& path, const ScaleOptions& o, const std::vector<Point>& pts) {
   nlohmann::json j;
   j["instance"] = o.cluster.instance;
@@ -89,7 +81,7 @@ CLI::App* AddScaleCommand(CLI::App* app, ScaleOptions* o) {
 
 int RunScale(const ScaleOptions& o) {
   const auto counts = ParseNodeCounts(o.nodes);
-  const auto op = ParseOp(o.op);
+  const auto op = sched::CollectiveFromName(o.op);
   const auto dtype = ParseDataType(o.dtype);
   const auto bytes = ParseSize(o.bytes);
   if (!counts || !op || !dtype || !bytes) {

@@ -34,14 +34,6 @@ struct Point {
   double err_pct() const { return (predicted_s - measured_s) / measured_s * 100; }
 };
 
-std::optional<sched::Collective> OpOf(const std::string& name) {
-  for (int i = 0; i < sched::kNumCollectives; ++i) {
-    const auto c = static_cast<sched::Collective>(i);
-    if (name == sched::CollectiveName(c)) return c;
-  }
-  return std::nullopt;
-}
-
 // The out-of-place rows of weft-bench --json files (the in-place column is the same
 // schedule; one column keeps the table honest about what was compared), sorted by
 // collective and size.
@@ -65,7 +57,7 @@ Result<std::vector<Point>> ReadMeasured(const std::string& list) {
       p.op = r.value("op", "");
       p.bytes = r.value("size_bytes", size_t{0});
       const auto t = ParseDataType(r.value("type", "float32"));
-      if (!t || !OpOf(p.op) || p.bytes == 0) {
+      if (!t || !sched::CollectiveFromName(p.op) || p.bytes == 0) {
         return InvalidArgument(fmt::format("{}: unreadable row {}", path, r.dump()));
       }
       p.dtype = *t;
@@ -104,7 +96,7 @@ Result<Prediction> At(const ClusterSpec& base, const Point& p, double alpha_s, b
   ClusterSpec c = base;
   c.inter_alpha_s = alpha_s;
   CollectiveQuery q;
-  q.coll = *OpOf(p.op);
+  q.coll = *sched::CollectiveFromName(p.op);
   q.bytes = p.bytes;
   q.dtype = p.dtype;
   if (force_ran && !p.ran.empty()) q.algo = p.op + ":" + p.ran;
@@ -146,7 +138,7 @@ bool WritePlot(const std::string& path, const ClusterSpec& c, const std::vector<
     auto& [meas, pred] = by_op[p.op];
     meas.label = p.op + " measured";
     pred.label = p.op + " weft-sim";
-    const double f = BusBwFactor(*OpOf(p.op), c.ranks());
+    const double f = BusBwFactor(*sched::CollectiveFromName(p.op), c.ranks());
     meas.x.push_back(static_cast<double>(p.bytes));
     meas.y.push_back(p.bytes / p.measured_s / 1e9 * f);
     pred.x.push_back(static_cast<double>(p.bytes));
