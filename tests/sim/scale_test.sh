@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # weft-sim scale: one row per node count, each the same prediction `weft-sim collective`
 # makes for that cluster, with the simulator's own wall time; JSON and SVG written; bad
-# node counts refused.
+# node counts refused; PNG plots checked pixel by pixel, other plot names refused.
 #   scale_test.sh WEFT_SIM
 set -euo pipefail
 SIM=$1
@@ -31,11 +31,21 @@ assert 0 < row["wall_min_ms"] <= row["wall_median_ms"], row
 PY
 done
 if timeout 30 "$SIM" scale --node-counts 8,0 > /dev/null 2>&1; then fail "node count 0 accepted"; fi
-# Plots are SVG only: a .png name is refused, not filled with SVG bytes.
-if timeout 30 "$SIM" scale --node-counts 2 -b 1M --plot "$dir/s.png" > "$dir/png.txt" 2>&1; then
-  fail "a .png plot was accepted"
+# A .png plot is the same chart rasterised (twice the SVG's 720x440), when weft-sim was
+# built with librsvg; without it the name is refused with the reason and nothing written.
+if timeout 60 "$SIM" scale --node-counts 2,8 -b 1M --plot "$dir/s.png" > "$dir/png.txt" 2>&1; then
+  python3 "$(dirname "$0")/png_check.py" "$dir/s.png" 1440 880 || fail "bad PNG plot"
+else
+  grep -q "built without librsvg" "$dir/png.txt" || fail "PNG plot failed: $(cat "$dir/png.txt")"
+  [ ! -e "$dir/s.png" ] || fail "a refused .png file was written"
+  echo "scale_test: this weft-sim writes SVG only (built without librsvg)"
 fi
-grep -q "only SVG" "$dir/png.txt" || fail "no reason for the refused .png: $(cat "$dir/png.txt")"
-[ ! -e "$dir/s.png" ] || fail "a .png file was written"
+# Any other extension is refused before anything is simulated.
+if timeout 30 "$SIM" scale --node-counts 2 -b 1M --plot "$dir/s.jpg" > "$dir/jpg.txt" 2>&1; then
+  fail "a .jpg plot was accepted"
+fi
+grep -q "name the file \*.svg or \*.png" "$dir/jpg.txt" || fail "no reason for the refused .jpg: $(cat "$dir/jpg.txt")"
+grep -q "weft-sim scale" "$dir/jpg.txt" && fail "simulated before refusing the .jpg name"
+[ ! -e "$dir/s.jpg" ] || fail "a .jpg file was written"
 if timeout 30 "$SIM" scale --node-counts 8,,16 > /dev/null 2>&1; then fail "empty node count accepted"; fi
 echo "scale_test: 2 node counts agree with weft-sim collective"

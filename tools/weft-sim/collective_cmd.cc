@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "cluster_build.h"
+#include "plot.h"
 #include "sim/collective.h"
 #include "sizes.h"
-#include "svg_plot.h"
 
 namespace weft::sim::cli {
 namespace {
@@ -94,7 +94,8 @@ CLI::App* AddCollectiveCommand(CLI::App* app, CollectiveOptions* o) {
                   "for weft's built-in ones (what a run not told its fabric uses); "
                   "default: the cluster's own");
   cmd->add_option("--json", o->json_path, "also write the rows as JSON to FILE");
-  cmd->add_option("--plot", o->plot_path, "write a busbw-vs-size SVG plot to FILE.svg");
+  cmd->add_option("--plot", o->plot_path, "write a busbw-vs-size plot to FILE.svg or FILE.png")
+      ->check(PlotPathProblem, "FILE.svg|FILE.png");
   cmd->add_flag("--no-symmetry", o->no_symmetry, "simulate every rank (slow at scale)");
   cmd->add_flag("--verify-symmetry", o->verify_symmetry,
                 "check every rank's schedule before using the symmetry shortcut");
@@ -172,8 +173,7 @@ int RunCollective(const CollectiveOptions& o) {
     PlotSpec spec{
         fmt::format("weft-sim {} busbw, {} x {} ({} ranks)", o.op, c.name, c.hosts, c.ranks()),
         "message size (bytes)", "predicted busbw (GB/s)", true};
-    if (!WriteSvgPlot(o.plot_path, spec, {s})) {
-      fmt::print(stderr, "weft-sim: cannot write {}\n", o.plot_path);
+    if (!WritePlot(o.plot_path, spec, {s})) {
       return 1;
     }
   }

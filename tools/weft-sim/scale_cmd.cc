@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "cluster_build.h"
+#include "plot.h"
 #include "sim/collective.h"
 #include "sizes.h"
-#include "svg_plot.h"
 
 namespace weft::sim::cli {
 namespace {
@@ -75,7 +75,8 @@ CLI::App* AddScaleCommand(CLI::App* app, ScaleOptions* o) {
       ->capture_default_str();
   cmd->add_flag("--no-symmetry", o->no_symmetry, "simulate every rank (no shortcut)");
   cmd->add_option("--json", o->json_path, "also write the rows as JSON to FILE");
-  cmd->add_option("--plot", o->plot_path, "write wall time vs ranks as SVG to FILE.svg");
+  cmd->add_option("--plot", o->plot_path, "write wall time vs ranks to FILE.svg or FILE.png")
+      ->check(PlotPathProblem, "FILE.svg|FILE.png");
   return cmd;
 }
 
@@ -142,8 +143,7 @@ int RunScale(const ScaleOptions& o) {
       s.y.push_back(p.wall_median_ms / 1e3);
     }
     PlotSpec spec{"weft-sim's own run time vs ranks (median)", "ranks", "wall time (s)", false};
-    if (!WriteSvgPlot(o.plot_path, spec, {s})) {
-      fmt::print(stderr, "weft-sim: cannot write {}\n", o.plot_path);
+    if (!WritePlot(o.plot_path, spec, {s})) {
       return 1;
     }
   }

@@ -11,17 +11,10 @@ std::optional<size_t> ParseSize(std::string_view s) {
   if (s.empty()) return std::nullopt;
   size_t mult = 1;
   switch (std::toupper(static_cast<unsigned char>(s.back()))) {
-    case 'K':
-      mult = size_t{1} << 10;
-      break;
-    case 'M':
-      mult = size_t{1} << 20;
-      break;
-    case 'G':
-      mult = size_t{1} << 30;
-      break;
-    default:
-      break;
+    case 'K': mult = size_t{1} << 10; break;
+    case 'M': mult = size_t{1} << 20; break;
+    case 'G': mult = size_t{1} << 30; break;
+    default: break;
   }
   if (mult != 1) s.remove_suffix(1);
   size_t v = 0;

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "cluster_build.h"
+#include "plot.h"
 #include "sim/catalog.h"
-#include "svg_plot.h"
 
 namespace weft::sim::cli {
 namespace {
@@ -64,7 +64,8 @@ void AddCommon(CLI::App* cmd, TrainOptions* o) {
       ->capture_default_str();
   cmd->add_option("--alpha-inter-us", o->cluster.alpha_inter_us, "override: inter-node latency");
   cmd->add_option("--json", o->json_path, "write the rows as JSON");
-  cmd->add_option("--plot", o->plot_path, "write samples/s vs nodes as SVG");
+  cmd->add_option("--plot", o->plot_path, "write samples/s vs nodes to FILE.svg or FILE.png")
+      ->check(PlotPathProblem, "FILE.svg|FILE.png");
 }
 
 Result<Run> Simulate(const TrainOptions& o, const std::string& instance, const ModelSpec& model) {
@@ -201,8 +202,7 @@ int Emit(const TrainOptions& o, const ModelSpec& m, const std::vector<Run>& runs
             : fmt::format("tp {} x pp {} x data parallel", o.cfg.tp, o.cfg.pp);
     PlotSpec spec{fmt::format("weft-sim train {} ({})", m.name, parallel), "nodes", "samples/s",
                   false};
-    if (!WriteSvgPlot(o.plot_path, spec, series)) {
-      fmt::print(stderr, "weft-sim: cannot write {}\n", o.plot_path);
+    if (!WritePlot(o.plot_path, spec, series)) {
       return 1;
     }
   }

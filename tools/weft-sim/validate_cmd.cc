@@ -12,10 +12,10 @@
 
 #include "cluster_build.h"
 #include "core/env.h"
+#include "plot.h"
 #include "sim/collective.h"
 #include "sim/fit.h"
 #include "sizes.h"
-#include "svg_plot.h"
 
 namespace weft::sim::cli {
 namespace {
@@ -132,7 +132,8 @@ bool WriteJson(const std::string& path, const ClusterSpec& c, double alpha_s, bo
   return static_cast<bool>(out << j.dump(2) << "\n");
 }
 
-bool WritePlot(const std::string& path, const ClusterSpec& c, const std::vector<Point>& pts) {
+bool WriteValidationPlot(const std::string& path, const ClusterSpec& c,
+                         const std::vector<Point>& pts) {
   std::map<std::string, std::pair<Series, Series>> by_op;
   for (const Point& p : pts) {
     auto& [meas, pred] = by_op[p.op];
@@ -151,7 +152,7 @@ bool WritePlot(const std::string& path, const ClusterSpec& c, const std::vector<
   }
   PlotSpec spec{fmt::format("weft-bench vs weft-sim, {} x {} hosts", c.name, c.hosts),
                 "message size (bytes)", "busbw (GB/s)", true};
-  return WriteSvgPlot(path, spec, series);
+  return WritePlot(path, spec, series);
 }
 
 }  // namespace
@@ -171,7 +172,9 @@ CLI::App* AddValidateCommand(CLI::App* app, ValidateOptions* o) {
   cmd->add_flag("--predict-what-ran", o->predict_what_ran,
                 "predict the algorithm each measurement ran, not the planner's choice today");
   cmd->add_option("--json", o->json_path, "write the error table as JSON");
-  cmd->add_option("--plot", o->plot_path, "write measured vs predicted busbw as SVG");
+  cmd->add_option("--plot", o->plot_path,
+                  "write measured vs predicted busbw to FILE.svg or FILE.png")
+      ->check(PlotPathProblem, "FILE.svg|FILE.png");
   return cmd;
 }
 
@@ -254,10 +257,7 @@ int RunValidate(const ValidateOptions& o) {
     fmt::print(stderr, "weft-sim: cannot write {}\n", o.json_path);
     return 1;
   }
-  if (!o.plot_path.empty() && !WritePlot(o.plot_path, c, *pts)) {
-    fmt::print(stderr, "weft-sim: cannot write {}\n", o.plot_path);
-    return 1;
-  }
+  if (!o.plot_path.empty() && !WriteValidationPlot(o.plot_path, c, *pts)) return 1;
   return bad == 0 && mismatched == 0 ? 0 : 1;
 }
 

@@ -1,18 +1,16 @@
-#include "svg_plot.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <fstream>
 
+#include "plot.h"
 #include "sizes.h"
 
 namespace weft::sim::cli {
 namespace {
 
-constexpr double kW = 720, kH = 440, kLeft = 70, kRight = 150, kTop = 40, kBottom = 50;
+constexpr double kW = kPlotWidth, kH = kPlotHeight, kLeft = 70, kRight = 150, kTop = 40,
+                 kBottom = 50;
 const char* const kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"};
 
 std::string Escape(const std::string& s) {
@@ -32,13 +30,7 @@ std::string Escape(const std::string& s) {
 
 }  // namespace
 
-bool WriteSvgPlot(const std::string& path, const PlotSpec& spec,
-                  const std::vector<Series>& series) {
-  if (path.size() < 4 || path.compare(path.size() - 4, 4, ".svg") != 0) {
-    std::fprintf(stderr, "weft-sim: --plot %s: only SVG is written; name the file *.svg\n",
-                 path.c_str());
-    return false;
-  }
+std::string RenderSvgPlot(const PlotSpec& spec, const std::vector<Series>& series) {
   double xmin = INFINITY, xmax = -INFINITY, ymax = 0;
   for (const Series& s : series) {
     for (size_t i = 0; i < s.x.size(); ++i) {
@@ -107,12 +99,7 @@ bool WriteSvgPlot(const std::string& path, const PlotSpec& spec,
         kLeft + pw + 10, ly, kLeft + pw + 30, color, kLeft + pw + 35, ly + 4, Escape(s.label));
   }
   svg += "</svg>\n";
-  std::ofstream out(path);
-  if (!out || !(out << svg)) {
-    std::remove(path.c_str());
-    return false;
-  }
-  return true;
+  return svg;
 }
 
 }  // namespace weft::sim::cli
