@@ -92,10 +92,8 @@ const char* DefaultName(const CollectiveSpec& spec, size_t elem_size) {
       if (bytes < kAllReduceSmallBytes) return "recursive_doubling";
       if (bytes < kAllReduceMediumBytes && IsPowerOfTwo(spec.size)) return "rabenseifner";
       return "ring";
-    case Collective::kReduce:
-      return bytes < kReduceSmallBytes ? "binomial" : "ring";
-    case Collective::kBroadcast:
-      return bytes < kBroadcastSmallBytes ? "binomial" : "ring";
+    case Collective::kReduce: return bytes < kReduceSmallBytes ? "binomial" : "ring";
+    case Collective::kBroadcast: return bytes < kBroadcastSmallBytes ? "binomial" : "ring";
     case Collective::kAllGather:
       if (total >= kAllGatherSmallBytes) return "ring";
       return IsPowerOfTwo(spec.size) ? "recursive_doubling" : "bruck";
@@ -105,13 +103,10 @@ const char* DefaultName(const CollectiveSpec& spec, size_t elem_size) {
       // ring keeps every link busy with neighbour-only traffic.
       if (total >= kReduceScatterSmallBytes) return "ring";
       return IsPowerOfTwo(spec.size) ? "recursive_halving" : "pairwise";
-    case Collective::kAllToAll:
-      return total < kAllToAllSmallBytes ? "bruck" : "pairwise";
+    case Collective::kAllToAll: return total < kAllToAllSmallBytes ? "bruck" : "pairwise";
     case Collective::kGather:
-    case Collective::kScatter:
-      return total < kGatherScatterSmallBytes ? "binomial" : "linear";
-    case Collective::kBarrier:
-      return "dissemination";
+    case Collective::kScatter: return total < kGatherScatterSmallBytes ? "binomial" : "linear";
+    case Collective::kBarrier: return "dissemination";
   }
   return "";
 }
@@ -127,6 +122,25 @@ bool IsMultiHostShared(const CollectiveSpec& spec) {
   if (hosts.size() < 2) return false;
   return std::any_of(hosts.begin(), hosts.end(), [](const auto& h) { return h.size() > 1; });
 }
+
+// True when the ranks span more than one host, each rank alone on its host.
+bool IsMultiHostAlone(const CollectiveSpec& spec) {
+  if (spec.topology == nullptr || spec.topology->host_of.size() != static_cast<size_t>(spec.size))
+    return false;
+  return spec.topology->Hosts().size() >= 2 && !IsMultiHostShared(spec);
+}
+
+// With one rank per host the size thresholds were measured on up to this many hosts
+// (namespaces on one machine, docs/SIMULATOR.md), and there they choose: near that scale
+// the model cannot rank flat algorithms better than those measurements (it sees no
+// switch; see IsMultiHostShared). Beyond it nothing was measured, and the model sees what
+// the thresholds cannot: latency terms that grow with p. The ring's 2(p-1) network
+// latencies against Rabenseifner's 2 lg p make a 25 MiB bucket over 16,384 GH200 hosts
+// 329 ms against 1.4 ms.
+constexpr int kAloneMeasuredHosts = 8;
+// Beyond kAloneMeasuredHosts the thresholds' pick still stands unless the model puts it at
+// more than this many times the cheapest, so a near tie keeps the measured choice.
+constexpr double kAloneOverrideFactor = 1.5;
 
 std::string FormatBytes(size_t bytes) {
   if (bytes >= (size_t{1} << 20) && bytes % (size_t{1} << 20) == 0)
@@ -283,6 +297,21 @@ Result<PlanChoice> Planner::Explain(const PlanRequest& request) const {
     if (!candidates.empty()) {
       return PlanChoice{candidates.front().algorithm,
                         fallback + ExplainWeighing(request, candidates, costs_)};
+    }
+  }
+  if (by_size != nullptr && IsMultiHostAlone(spec) && spec.size > kAloneMeasuredHosts) {
+    const std::vector<Candidate> candidates = WeighAll(request, by_size, costs_);
+    const auto mine = std::find_if(candidates.begin(), candidates.end(),
+                                   [&](const Candidate& c) { return c.algorithm == by_size; });
+    if (mine != candidates.end() &&
+        mine->weighed > kAloneOverrideFactor * candidates.front().weighed) {
+      return PlanChoice{
+          candidates.front().algorithm,
+          fmt::format("{}size thresholds pick {}, but the model puts it at {:.1f}x the cheapest "
+                      "(more than {:g}x, beyond the {} hosts the thresholds were measured on); {}",
+                      fallback, by_size->name, mine->weighed / candidates.front().weighed,
+                      kAloneOverrideFactor, kAloneMeasuredHosts,
+                      ExplainWeighing(request, candidates, costs_))};
     }
   }
   if (by_size != nullptr) {

@@ -150,11 +150,12 @@ TEST(HierarchicalPlanner, BroadcastAndReduceScatterChosenForLargeMessages) {
                 .reason.find("cost model"),
             std::string::npos);
   for (size_t bytes : {size_t{64}, size_t{64} << 10, size_t{4} << 20, size_t{64} << 20}) {
-    EXPECT_STRNE(p.Choose(CollRequest(Collective::kReduceScatter, bytes, Contiguous({3, 2})))
-                     .value()->name,
-                 "hierarchical");
+    EXPECT_STRNE(
+        p.Choose(CollRequest(Collective::kReduceScatter, bytes, Contiguous({3, 2}))).value()->name,
+        "hierarchical");
     EXPECT_STRNE(p.Choose(CollRequest(Collective::kReduceScatter, bytes, Contiguous({4, 4, 2})))
-                     .value()->name,
+                     .value()
+                     ->name,
                  "hierarchical");
   }
 }
@@ -174,20 +175,19 @@ TEST(HierarchicalPlanner, BroadcastAndReduceScatterFlatOnOneHost) {
 // A forced reducescatter:hierarchical on uneven hosts falls back to the default choice
 // and says why; a forced broadcast:hierarchical applies everywhere with a topology.
 TEST(HierarchicalPlanner, ForcedBroadcastAndReduceScatter) {
-  const Planner p =
-      Planner::Create("broadcast:hierarchical,reducescatter:hierarchical").value();
-  EXPECT_STREQ(p.Choose(CollRequest(Collective::kBroadcast, 8, Contiguous({3, 1}), 3))
-                   .value()->name,
-               "hierarchical");
+  const Planner p = Planner::Create("broadcast:hierarchical,reducescatter:hierarchical").value();
+  EXPECT_STREQ(
+      p.Choose(CollRequest(Collective::kBroadcast, 8, Contiguous({3, 1}), 3)).value()->name,
+      "hierarchical");
   auto uneven = p.Explain(CollRequest(Collective::kReduceScatter, 8 << 20, Contiguous({3, 1})));
   ASSERT_TRUE(uneven.ok());
   // The fallback is the model's cheapest of the others (4 ranks: recursive halving's 2
   // steps against the ring's 3, each with one block leaving the big host).
   EXPECT_STREQ(uneven.value().algorithm->name, "recursive_halving") << uneven.value().reason;
   EXPECT_NE(uneven.value().reason.find("does not support"), std::string::npos);
-  EXPECT_STREQ(p.Choose(CollRequest(Collective::kReduceScatter, 8, Contiguous({2, 2})))
-                   .value()->name,
-               "hierarchical");
+  EXPECT_STREQ(
+      p.Choose(CollRequest(Collective::kReduceScatter, 8, Contiguous({2, 2}))).value()->name,
+      "hierarchical");
 }
 
 // The reduce-scatter model by hand on 2 hosts x 2 ranks, 1 MB blocks, defaults.
@@ -214,6 +214,50 @@ TEST(HierarchicalPlanner, CostModelParse) {
   EXPECT_FALSE(CostModel::Parse("inter_gbps=fast").ok());
   EXPECT_FALSE(CostModel::Parse("bandwidth=3").ok());
   EXPECT_FALSE(CostModel::Parse("inter_gbps").ok());
+}
+
+// One rank per host: on the worlds the thresholds were measured on (2-8 namespace hosts)
+// they choose, whatever the model says (at the default figures and at the validation
+// runs' 1 Gbit/s, 200 us it would pick linear gather/scatter for small messages).
+TEST(AlonePlanner, ThresholdsStandOnSmallWorlds) {
+  for (const char* model : {"", "inter_alpha_us=200,inter_gbps=1"}) {
+    const Planner p = Planner::Create("", CostModel::Parse(model).value()).value();
+    for (int hosts = 2; hosts <= 8; ++hosts) {
+      const auto t = Contiguous(std::vector<int>(hosts, 1));
+      for (int c = 0; c < kNumCollectives; ++c) {
+        for (size_t bytes = 8; bytes <= (size_t{64} << 20); bytes *= 8) {
+          PlanRequest with = CollRequest(static_cast<Collective>(c), bytes, t);
+          PlanRequest without = with;
+          without.spec.topology = nullptr;
+          const auto chosen = p.Explain(with);
+          ASSERT_TRUE(chosen.ok()) << chosen.status().ToString();
+          EXPECT_STREQ(chosen.value().algorithm->name, p.Choose(without).value()->name)
+              << CollectiveName(static_cast<Collective>(c)) << " " << bytes << " B on " << hosts
+              << " hosts, model '" << model << "': " << chosen.value().reason;
+        }
+      }
+    }
+  }
+}
+
+// Beyond them the ring's 2(p-1) latencies outgrow its bandwidth term: a 25 MiB bucket
+// over 64 to 16,384 hosts is not left to the thresholds' ring; a large one over 16 is.
+TEST(AlonePlanner, ModelOverridesTheRingAtScale) {
+  const Planner p =
+      Planner::Create("", CostModel::Parse("inter_alpha_us=15,inter_gbps=400").value()).value();
+  EXPECT_EQ(Chosen(p, Request(256 << 20, Contiguous(std::vector<int>(16, 1)))), "ring");
+  for (int hosts : {64, 1024, 16384}) {
+    const auto chosen = p.Explain(Request(25 << 20, Contiguous(std::vector<int>(hosts, 1))));
+    ASSERT_TRUE(chosen.ok());
+    EXPECT_STRNE(chosen.value().algorithm->name, "ring") << hosts;
+    EXPECT_NE(chosen.value().reason.find("size thresholds pick ring, but the model puts it at"),
+              std::string::npos)
+        << chosen.value().reason;
+  }
+  // Without a topology nothing is known of hosts, and the thresholds stand.
+  PlanRequest bare = Request(25 << 20, Contiguous(std::vector<int>(16384, 1)));
+  bare.spec.topology = nullptr;
+  EXPECT_STREQ(p.Choose(bare).value()->name, "ring");
 }
 
 }  // namespace
