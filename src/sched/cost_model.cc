@@ -145,7 +145,44 @@ double ButterflyUs(const Topology& t, double whole, const CostModel& c, bool hal
   return us;
 }
 
-double HierarchicalUs(const Topology& t, double bytes, const CostModel& c) {
+// Rabenseifner along the rails: ButterflyUs's steps with host positions for ranks, every
+// rail (local index i < m) exchanging at once.
+double RailButterflyUs(const std::vector<std::vector<int>>& hosts, int m, size_t p, double whole,
+                       const Topology& t, const CostModel& c) {
+  const int h = static_cast<int>(hosts.size());
+  const int h2 = FloorPow2Int(h);
+  const int rem = h - h2;
+  auto real = [&](int v) { return v < rem ? 2 * v + 1 : v + rem; };
+  auto partners = [&](auto&& position_partner) {
+    std::vector<int> partner(p, -1);
+    for (int hp = 0; hp < h; ++hp) {
+      const int other = position_partner(hp);
+      if (other < 0) continue;
+      for (int i = 0; i < m; ++i) partner[hosts[hp][i]] = hosts[other][i];
+    }
+    return partner;
+  };
+  double us = 0;
+  if (rem > 0) {
+    us += 2 * StepUs(t, partners([&](int hp) { return hp < 2 * rem && hp % 2 == 0 ? hp + 1 : -1; }),
+                     whole, c);
+  }
+  double bytes = whole;
+  for (int k = 1; k < h2; k <<= 1) {
+    const int mask = h2 / 2 / k;
+    std::vector<int> position_of(h, -1);  // host position -> new index
+    for (int v = 0; v < h2; ++v) position_of[real(v)] = v;
+    bytes /= 2;
+    us += 2 * StepUs(t, partners([&](int hp) {
+                       return position_of[hp] < 0 ? -1 : real(position_of[hp] ^ mask);
+                     }),
+                     bytes, c);
+  }
+  return us;
+}
+
+double HierarchicalUs(const Topology& t, double bytes, const CostModel& c,
+                      bool rail_butterfly = false) {
   const auto hosts = t.Hosts();
   const int p = static_cast<int>(t.host_of.size());
   const int num_hosts = static_cast<int>(hosts.size());
@@ -175,8 +212,12 @@ double HierarchicalUs(const Topology& t, double bytes, const CostModel& c) {
     }
   }
   if (m > 1) us += 2 * (m - 1) * StepUs(t, ring, bytes / m, c);
-  // Inter-host ring allreduce per rail: 2(H-1) steps of bytes/(m H).
-  if (num_hosts > 1) us += 2 * (num_hosts - 1) * StepUs(t, rail, bytes / m / num_hosts, c);
+  // Inter-host allreduce per rail: a ring's 2(H-1) steps of bytes/(m H), or Rabenseifner's.
+  if (num_hosts > 1 && rail_butterfly) {
+    us += RailButterflyUs(hosts, m, t.host_of.size(), bytes / m, t, c);
+  } else if (num_hosts > 1) {
+    us += 2 * (num_hosts - 1) * StepUs(t, rail, bytes / m / num_hosts, c);
+  }
   return us;
 }
 
@@ -211,9 +252,8 @@ double RailAlgorithmUs(const Topology& t, double block, const CostModel& c) {
   double us = 0;
   if (num_hosts > 1) us += (num_hosts - 1) * StepUs(t, rail, block, c);
   if (local > 1) {
-    us +=
-        (local - 1) *
-        (StepUs(t, ring, num_hosts * block, c) + 2 * (num_hosts - 1) * c.intra_alpha_us);
+    us += (local - 1) *
+          (StepUs(t, ring, num_hosts * block, c) + 2 * (num_hosts - 1) * c.intra_alpha_us);
   }
   return us;
 }
@@ -225,6 +265,7 @@ double EstimateAllReduceUs(const std::string& name, const Topology& t, double by
   const int p = static_cast<int>(t.host_of.size());
   if (p <= 1) return 0;
   if (name == "hierarchical") return HierarchicalUs(t, bytes, c);
+  if (name == "hierarchical_rabenseifner") return HierarchicalUs(t, bytes, c, true);
   if (name == "recursive_doubling") return ButterflyUs(t, bytes, c, false);
   if (name == "rabenseifner") return ButterflyUs(t, bytes, c, true);
   if (name == "ring") {
@@ -427,9 +468,10 @@ Result<CostModel> CostModel::Parse(const std::string& text, std::vector<std::str
 }
 
 std::string CostModel::ToSpec() const {
-  return fmt::format("intra_alpha_us={:g},intra_gbps={:g},inter_alpha_us={:g},inter_gbps={:g},"
-                     "inter_links={:g}",
-                     intra_alpha_us, intra_gbps, inter_alpha_us, inter_gbps, inter_links);
+  return fmt::format(
+      "intra_alpha_us={:g},intra_gbps={:g},inter_alpha_us={:g},inter_gbps={:g},"
+      "inter_links={:g}",
+      intra_alpha_us, intra_gbps, inter_alpha_us, inter_gbps, inter_links);
 }
 
 std::string CostModel::ToString() const {
@@ -528,24 +570,16 @@ double EstimateUs(const std::string& name, const CollectiveSpec& spec, size_t el
   // allgather, reducescatter, gather and scatter, the block for each peer for alltoall.
   const double bytes = double(spec.count) * double(elem_size);
   switch (spec.coll) {
-    case Collective::kAllReduce:
-      return EstimateAllReduceUs(name, t, bytes, costs);
-    case Collective::kAllGather:
-      return EstimateAllGatherUs(name, t, bytes, costs);
-    case Collective::kReduceScatter:
-      return EstimateReduceScatterUs(name, t, bytes, costs);
+    case Collective::kAllReduce: return EstimateAllReduceUs(name, t, bytes, costs);
+    case Collective::kAllGather: return EstimateAllGatherUs(name, t, bytes, costs);
+    case Collective::kReduceScatter: return EstimateReduceScatterUs(name, t, bytes, costs);
     case Collective::kBroadcast:
       return EstimateBroadcastUs(name, t, spec.root, spec.count, elem_size, costs);
-    case Collective::kReduce:
-      return EstimateReduceUs(name, t, spec.root, bytes, costs);
-    case Collective::kGather:
-      return EstimateGatherUs(name, t, spec.root, bytes, costs);
-    case Collective::kScatter:
-      return EstimateScatterUs(name, t, spec.root, bytes, costs);
-    case Collective::kAllToAll:
-      return EstimateAllToAllUs(name, t, bytes, costs);
-    case Collective::kBarrier:
-      return -1;
+    case Collective::kReduce: return EstimateReduceUs(name, t, spec.root, bytes, costs);
+    case Collective::kGather: return EstimateGatherUs(name, t, spec.root, bytes, costs);
+    case Collective::kScatter: return EstimateScatterUs(name, t, spec.root, bytes, costs);
+    case Collective::kAllToAll: return EstimateAllToAllUs(name, t, bytes, costs);
+    case Collective::kBarrier: return -1;
   }
   return -1;
 }

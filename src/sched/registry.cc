@@ -25,6 +25,10 @@ const std::vector<Algorithm>& AllAlgorithms() {
        "reduce-scatter inside each host, one ring across hosts per local rank, allgather "
        "inside each host; needs the topology",
        a::HasTopology, a::BuildAllReduceHierarchical},
+      {"hierarchical_rabenseifner", C::kAllReduce,
+       "as hierarchical, but recursive halving and doubling across hosts (2 lg H latencies "
+       "instead of the ring's 2(H-1)); needs the topology",
+       a::HasTopology, a::BuildAllReduceHierarchicalRabenseifner},
 
       {"binomial", C::kReduce, "binomial-tree reduce to the root", a::AnySize,
        a::BuildReduceBinomial},

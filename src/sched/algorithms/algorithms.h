@@ -22,6 +22,7 @@ bool HasUniformTopology(const CollectiveSpec& spec);
 Topology TopologyOrFlat(const CollectiveSpec& spec, bool require_uniform = false);
 
 Schedule BuildAllReduceHierarchical(const CollectiveSpec& spec);
+Schedule BuildAllReduceHierarchicalRabenseifner(const CollectiveSpec& spec);
 Schedule BuildAllReduceRing(const CollectiveSpec& spec);
 Schedule BuildAllReduceRecursiveDoubling(const CollectiveSpec& spec);
 Schedule BuildAllReduceBinomial(const CollectiveSpec& spec);

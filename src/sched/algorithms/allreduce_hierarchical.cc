@@ -11,10 +11,16 @@
 //   1. Intra-host reduce-scatter among the m active ranks: a ring over the host's
 //      actives, the buffer cut into m chunks (ChunkSize), exactly as the first half of
 //      allreduce_ring. Active rank i ends holding the host's sum of chunk (i + 1) % m.
-//   2. Inter-host allreduce of that chunk along rail i: a ring of the H ranks with local
-//      index i (one per host), the chunk cut into H pieces; ring reduce-scatter into
-//      scratch then ring allgather. All m rails run at once, so every active rank's
-//      link carries 1/m of the data instead of one rank per host carrying all of it.
+//   2. Inter-host allreduce of that chunk along rail i, among the H ranks with local
+//      index i (one per host). All m rails run at once, so every active rank's link
+//      carries 1/m of the data instead of one rank per host carrying all of it.
+//      "hierarchical": a ring, the chunk cut into H pieces; ring reduce-scatter into
+//      scratch then ring allgather: 2(H-1) inter-host latencies.
+//      "hierarchical_rabenseifner": recursive halving then recursive doubling along the
+//      rail, exactly allreduce_rabenseifner.cc's exchange with rail positions for ranks
+//      (hosts beyond the largest power of two fold onto a neighbour first): 2 lg H
+//      latencies (+2 to fold) for the same bytes, which is what a rail of hundreds of
+//      hosts needs (the ring's latencies dominate a 25 MiB bucket from ~32 hosts on).
 //   3. Intra-host allgather of the m reduced chunks around the host ring.
 //   4. Unfold: each active rank sends the whole result to its extras.
 //
@@ -32,7 +38,95 @@ bool HasTopology(const CollectiveSpec& spec) {
          spec.topology->host_of.size() == static_cast<size_t>(spec.size);
 }
 
-Schedule BuildAllReduceHierarchical(const CollectiveSpec& spec) {
+namespace {
+
+enum class RailExchange { kRing, kHalvingDoubling };
+
+// Ring allreduce of `own` among the rail's H ranks; this rank is at host position hp.
+template <typename RailRank>
+void RailRing(Builder& b, const Slice& own, int num_hosts, int hp, const RailRank& rail_rank) {
+  if (num_hosts < 2) return;
+  auto piece = [&](int c) {
+    const int i = RingPeer(c, num_hosts, 0);
+    return Sub(own, ChunkOffset(own.count, num_hosts, i), ChunkSize(own.count, num_hosts, i));
+  };
+  const int rail_next = rail_rank(RingPeer(hp, num_hosts, 1));
+  const int rail_prev = rail_rank(RingPeer(hp, num_hosts, -1));
+  for (int s = 0; s < num_hosts - 1; ++s) {
+    b.NewRound();
+    b.Send(rail_next, piece(hp - s));
+    const Slice got = piece(hp - s - 1);
+    const Slice tmp = Scratch(0, got.count);
+    b.Recv(rail_prev, tmp);
+    b.Reduce(got, tmp);
+  }
+  for (int s = 0; s < num_hosts - 1; ++s) {
+    b.NewRound();
+    b.Send(rail_next, piece(hp + 1 - s));
+    b.Recv(rail_prev, piece(hp - s));
+  }
+}
+
+// Rabenseifner's allreduce of `own` (already this host's partial sum, in the output)
+// among the rail's H ranks, in place; scratch holds up to own.count elements.
+template <typename RailRank>
+void RailHalvingDoubling(Builder& b, const Slice& own, int num_hosts, int hp,
+                         const RailRank& rail_rank) {
+  if (num_hosts < 2) return;
+  const int pof2 = FloorPow2(num_hosts);
+  const int rem = num_hosts - pof2;
+  auto chunks = [&](int lo, int hi) {
+    const size_t begin = ChunkOffset(own.count, pof2, lo);
+    return Sub(own, begin, ChunkOffset(own.count, pof2, hi) - begin);
+  };
+  // Rail position of new index v (folded positions 2v+1 first, then the rest).
+  auto position = [&](int v) { return v < rem ? v * 2 + 1 : v + rem; };
+
+  int v = hp - rem;  // this rank's new index; -1 while folded out
+  if (hp < 2 * rem) {
+    b.NewRound();
+    if (hp % 2 == 0) {
+      b.Send(rail_rank(hp + 1), own);
+      v = -1;
+    } else {
+      b.Recv(rail_rank(hp - 1), Scratch(0, own.count));
+      b.Reduce(own, Scratch(0, own.count));
+      v = hp / 2;
+    }
+  }
+  if (v >= 0) {
+    int lo = 0, hi = pof2;
+    for (int mask = pof2 / 2; mask > 0; mask /= 2) {
+      const int partner = rail_rank(position(v ^ mask));
+      const int mid = (lo + hi) / 2;
+      const bool upper = (v & mask) != 0;
+      const Slice keep = upper ? chunks(mid, hi) : chunks(lo, mid);
+      b.NewRound();
+      b.Send(partner, upper ? chunks(lo, mid) : chunks(mid, hi));
+      b.Recv(partner, Scratch(0, keep.count));
+      b.Reduce(keep, Scratch(0, keep.count));
+      (upper ? lo : hi) = mid;
+    }
+    for (int mask = 1; mask < pof2; mask *= 2) {
+      const int partner_v = v ^ mask;
+      const int mine = v & ~(mask - 1);
+      const int theirs = partner_v & ~(mask - 1);
+      b.NewRound();
+      b.Send(rail_rank(position(partner_v)), chunks(mine, mine + mask));
+      b.Recv(rail_rank(position(partner_v)), chunks(theirs, theirs + mask));
+    }
+  }
+  if (hp < 2 * rem) {
+    b.NewRound();
+    if (hp % 2 == 0) {
+      b.Recv(rail_rank(hp + 1), own);
+    } else {
+      b.Send(rail_rank(hp - 1), own);
+    }
+  }
+}
+
+Schedule BuildHierarchical(const CollectiveSpec& spec, RailExchange rail) {
   Builder b;
   const size_t count = spec.count;
   const int r = spec.rank;
@@ -94,28 +188,13 @@ Schedule BuildAllReduceHierarchical(const CollectiveSpec& spec) {
     b.Reduce(got, tmp);
   }
 
-  // 2. Ring allreduce of the owned chunk along rail li, one rank per host.
+  // 2. Allreduce of the owned chunk along rail li, one rank per host.
   const Slice own = chunk(Buf::kOutput, li + 1);
-  auto piece = [&](int c) {
-    const int i = RingPeer(c, num_hosts, 0);
-    return Sub(own, ChunkOffset(own.count, num_hosts, i), ChunkSize(own.count, num_hosts, i));
-  };
-  if (num_hosts > 1) {
-    const int rail_next = hosts[RingPeer(hp, num_hosts, 1)][li];
-    const int rail_prev = hosts[RingPeer(hp, num_hosts, -1)][li];
-    for (int s = 0; s < num_hosts - 1; ++s) {
-      b.NewRound();
-      b.Send(rail_next, piece(hp - s));
-      const Slice got = piece(hp - s - 1);
-      const Slice tmp = Scratch(0, got.count);
-      b.Recv(rail_prev, tmp);
-      b.Reduce(got, tmp);
-    }
-    for (int s = 0; s < num_hosts - 1; ++s) {
-      b.NewRound();
-      b.Send(rail_next, piece(hp + 1 - s));
-      b.Recv(rail_prev, piece(hp - s));
-    }
+  const auto rail_rank = [&](int host_position) { return hosts[host_position][li]; };
+  if (rail == RailExchange::kRing) {
+    RailRing(b, own, num_hosts, hp, rail_rank);
+  } else {
+    RailHalvingDoubling(b, own, num_hosts, hp, rail_rank);
   }
 
   // 3. Allgather of the reduced chunks around the host's actives.
@@ -129,6 +208,16 @@ Schedule BuildAllReduceHierarchical(const CollectiveSpec& spec) {
   b.NewRound();
   for (int e : extras) b.Send(e, Out(0, count));
   return b.Finish();
+}
+
+}  // namespace
+
+Schedule BuildAllReduceHierarchical(const CollectiveSpec& spec) {
+  return BuildHierarchical(spec, RailExchange::kRing);
+}
+
+Schedule BuildAllReduceHierarchicalRabenseifner(const CollectiveSpec& spec) {
+  return BuildHierarchical(spec, RailExchange::kHalvingDoubling);
 }
 
 }  // namespace weft::sched::algo

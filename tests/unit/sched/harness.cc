@@ -102,8 +102,7 @@ Buffers Reference(const CollectiveSpec& spec, const Buffers& in, const Op& op) {
       for (int r = 0; r < n; ++r)
         for (size_t i = 0; i < c; ++i) out[r][i] = in[spec.root][r * c + i];
       break;
-    case Collective::kBarrier:
-      break;
+    case Collective::kBarrier: break;
   }
   return out;
 }

@@ -19,11 +19,15 @@
 namespace weft::sched::testing {
 namespace {
 
-const Algorithm& Hierarchical() {
-  const Algorithm* a = FindAlgorithm(Collective::kAllReduce, "hierarchical");
-  EXPECT_NE(a, nullptr);
+const Algorithm& Hierarchical(const char* name = "hierarchical") {
+  const Algorithm* a = FindAlgorithm(Collective::kAllReduce, name);
+  EXPECT_NE(a, nullptr) << name;
   return *a;
 }
+
+// Both rail exchanges: the ring, and recursive halving/doubling between hosts.
+const std::vector<const char*> kHierarchicalAllReduces = {"hierarchical",
+                                                          "hierarchical_rabenseifner"};
 
 std::shared_ptr<const Topology> Contiguous(const std::vector<int>& per_host) {
   return std::make_shared<const Topology>(Topology::Contiguous(per_host));
@@ -39,10 +43,35 @@ std::shared_ptr<const Topology> Interleaved(int size, int hosts) {
 std::vector<std::shared_ptr<const Topology>> Topologies() {
   std::vector<std::shared_ptr<const Topology>> all;
   for (const std::vector<int>& per_host : std::vector<std::vector<int>>{
-           {1},       {2},       {5},          {1, 1},       {2, 2},      {3, 3},
-           {4, 4},    {2, 2, 2}, {2, 2, 2, 2}, {3, 3, 3},    {8, 8},      {4, 4, 4, 4},
-           {2, 1},    {1, 2},    {3, 1, 2},    {4, 2},       {2, 4, 3},   {5, 2},
-           {1, 1, 3}, {7, 3, 5}, {6, 6, 1},    {2, 3, 2, 3}, {1, 1, 1, 1}}) {
+           {1},
+           {2},
+           {5},
+           {1, 1},
+           {2, 2},
+           {3, 3},
+           {4, 4},
+           {2, 2, 2},
+           {2, 2, 2, 2},
+           {3, 3, 3},
+           {8, 8},
+           {4, 4, 4, 4},
+           {2, 1},
+           {1, 2},
+           {3, 1, 2},
+           {4, 2},
+           {2, 4, 3},
+           {5, 2},
+           {1, 1, 3},
+           {7, 3, 5},
+           {6, 6, 1},
+           {2, 3, 2, 3},
+           {1, 1, 1, 1},
+           // 5 to 8 hosts: rails with hosts beyond a power of two (folded) and without.
+           {1, 1, 1, 1, 1},
+           {2, 2, 2, 2, 2},
+           {2, 2, 2, 2, 2, 2, 2},
+           {2, 1, 2, 2, 2, 2},
+           {2, 2, 2, 2, 2, 2, 2, 2}}) {
     all.push_back(Contiguous(per_host));
   }
   all.push_back(Interleaved(6, 2));
@@ -62,19 +91,23 @@ TEST(Topology, FromHostIdsNumbersHostsByLowestRank) {
 }
 
 TEST(HierarchicalAllReduce, MatchesReferenceOnManyTopologies) {
-  const Algorithm& algorithm = Hierarchical();
-  for (const auto& topology : Topologies()) {
-    const int size = static_cast<int>(topology->host_of.size());
-    for (size_t count : {size_t{0}, size_t{1}, size_t{2}, size_t{3}, size_t{7}, size_t(size - 1),
-                         size_t(size), size_t(size + 1), size_t{13}, size_t{100}, size_t{1009}}) {
-      CollectiveSpec spec{Collective::kAllReduce, 0, size, 0, count};
-      spec.topology = topology;
-      ASSERT_TRUE(algorithm.supports(spec)) << topology->Describe();
-      const Buffers inputs = MakeInputs(spec);
-      for (bool in_place : {false, true}) {
-        ASSERT_TRUE(RunAndCompare(algorithm, spec, in_place, inputs, Sum)) << topology->Describe();
-        ASSERT_TRUE(RunAndCompare(algorithm, spec, in_place, MakeScrambledInputs(spec), Min))
-            << topology->Describe();
+  for (const char* name : kHierarchicalAllReduces) {
+    SCOPED_TRACE(name);
+    const Algorithm& algorithm = Hierarchical(name);
+    for (const auto& topology : Topologies()) {
+      const int size = static_cast<int>(topology->host_of.size());
+      for (size_t count : {size_t{0}, size_t{1}, size_t{2}, size_t{3}, size_t{7}, size_t(size - 1),
+                           size_t(size), size_t(size + 1), size_t{13}, size_t{100}, size_t{1009}}) {
+        CollectiveSpec spec{Collective::kAllReduce, 0, size, 0, count};
+        spec.topology = topology;
+        ASSERT_TRUE(algorithm.supports(spec)) << topology->Describe();
+        const Buffers inputs = MakeInputs(spec);
+        for (bool in_place : {false, true}) {
+          ASSERT_TRUE(RunAndCompare(algorithm, spec, in_place, inputs, Sum))
+              << topology->Describe();
+          ASSERT_TRUE(RunAndCompare(algorithm, spec, in_place, MakeScrambledInputs(spec), Min))
+              << topology->Describe();
+        }
       }
     }
   }
@@ -82,49 +115,56 @@ TEST(HierarchicalAllReduce, MatchesReferenceOnManyTopologies) {
 
 // Eager sends (the tcp transport's behaviour for small messages) as well as rendezvous.
 TEST(HierarchicalAllReduce, NoDeadlockWithEagerSends) {
-  const Algorithm& algorithm = Hierarchical();
-  ReduceFn add = [](void* dst, const void* src, size_t count) {
-    auto* d = static_cast<int64_t*>(dst);
-    const auto* s = static_cast<const int64_t*>(src);
-    for (size_t i = 0; i < count; ++i) d[i] += s[i];
-  };
-  for (const auto& topology : Topologies()) {
-    const int size = static_cast<int>(topology->host_of.size());
-    CollectiveSpec spec{Collective::kAllReduce, 0, size, 0, 57};
-    spec.topology = topology;
-    std::vector<std::vector<std::byte>> inputs(size, std::vector<std::byte>(57 * 8, std::byte{1}));
-    InterpretOptions options;
-    options.rendezvous = false;
-    auto out = Interpret(spec, BuildAllRanks(algorithm.build, spec), inputs, 8, add, options);
-    ASSERT_TRUE(out.ok()) << topology->Describe() << ": " << out.status().ToString();
+  for (const char* name : kHierarchicalAllReduces) {
+    SCOPED_TRACE(name);
+    const Algorithm& algorithm = Hierarchical(name);
+    ReduceFn add = [](void* dst, const void* src, size_t count) {
+      auto* d = static_cast<int64_t*>(dst);
+      const auto* s = static_cast<const int64_t*>(src);
+      for (size_t i = 0; i < count; ++i) d[i] += s[i];
+    };
+    for (const auto& topology : Topologies()) {
+      const int size = static_cast<int>(topology->host_of.size());
+      CollectiveSpec spec{Collective::kAllReduce, 0, size, 0, 57};
+      spec.topology = topology;
+      std::vector<std::vector<std::byte>> inputs(size,
+                                                 std::vector<std::byte>(57 * 8, std::byte{1}));
+      InterpretOptions options;
+      options.rendezvous = false;
+      auto out = Interpret(spec, BuildAllRanks(algorithm.build, spec), inputs, 8, add, options);
+      ASSERT_TRUE(out.ok()) << topology->Describe() << ": " << out.status().ToString();
+    }
   }
 }
 
 // Every rank must end with identical bytes even where float addition is not associative.
 TEST(HierarchicalAllReduce, RanksAgreeBitwiseOnDoubles) {
-  const Algorithm& algorithm = Hierarchical();
-  ReduceFn add = [](void* dst, const void* src, size_t count) {
-    auto* d = static_cast<double*>(dst);
-    const auto* s = static_cast<const double*>(src);
-    for (size_t i = 0; i < count; ++i) d[i] += s[i];
-  };
-  for (const auto& topology : Topologies()) {
-    const int size = static_cast<int>(topology->host_of.size());
-    CollectiveSpec spec{Collective::kAllReduce, 0, size, 0, 257};
-    spec.topology = topology;
-    std::vector<std::vector<std::byte>> inputs(size);
-    for (int r = 0; r < size; ++r) {
-      std::vector<double> v(spec.count);
-      for (size_t i = 0; i < v.size(); ++i) {
-        v[i] = ((r * 37 + i * 11) % 17 - 8.0) * std::pow(10.0, double((r + i) % 17) - 8.0) + 0.1;
+  for (const char* name : kHierarchicalAllReduces) {
+    SCOPED_TRACE(name);
+    const Algorithm& algorithm = Hierarchical(name);
+    ReduceFn add = [](void* dst, const void* src, size_t count) {
+      auto* d = static_cast<double*>(dst);
+      const auto* s = static_cast<const double*>(src);
+      for (size_t i = 0; i < count; ++i) d[i] += s[i];
+    };
+    for (const auto& topology : Topologies()) {
+      const int size = static_cast<int>(topology->host_of.size());
+      CollectiveSpec spec{Collective::kAllReduce, 0, size, 0, 257};
+      spec.topology = topology;
+      std::vector<std::vector<std::byte>> inputs(size);
+      for (int r = 0; r < size; ++r) {
+        std::vector<double> v(spec.count);
+        for (size_t i = 0; i < v.size(); ++i) {
+          v[i] = ((r * 37 + i * 11) % 17 - 8.0) * std::pow(10.0, double((r + i) % 17) - 8.0) + 0.1;
+        }
+        inputs[r].resize(v.size() * sizeof(double));
+        std::memcpy(inputs[r].data(), v.data(), inputs[r].size());
       }
-      inputs[r].resize(v.size() * sizeof(double));
-      std::memcpy(inputs[r].data(), v.data(), inputs[r].size());
-    }
-    auto out = Interpret(spec, BuildAllRanks(algorithm.build, spec), inputs, sizeof(double), add);
-    ASSERT_TRUE(out.ok()) << out.status().ToString();
-    for (int r = 1; r < size; ++r) {
-      EXPECT_EQ(out.value()[r], out.value()[0]) << topology->Describe() << ": rank " << r;
+      auto out = Interpret(spec, BuildAllRanks(algorithm.build, spec), inputs, sizeof(double), add);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      for (int r = 1; r < size; ++r) {
+        EXPECT_EQ(out.value()[r], out.value()[0]) << topology->Describe() << ": rank " << r;
+      }
     }
   }
 }
@@ -149,6 +189,38 @@ TEST(HierarchicalAllReduce, InterHostTrafficIsOneRingPerRail) {
       }
     }
     EXPECT_EQ(inter, 2) << "rank " << r;
+  }
+}
+
+// Across 8 hosts x 2 ranks the Rabenseifner rails take 6 inter-host steps per rank (lg 8
+// halving, lg 8 doubling) to the same local index on hosts at xor distances 4, 2, 1, 1, 2,
+// 4, sending 1/2, 1/4, 1/8 of the rank's chunk and back; the ring rails take 14 of 1/8.
+TEST(HierarchicalAllReduce, RabenseifnerRailsExchangeAtXorDistances) {
+  CollectiveSpec spec{Collective::kAllReduce, 0, 16, 0, 1600};
+  spec.topology = Contiguous(std::vector<int>(8, 2));
+  for (int r = 0; r < 16; ++r) {
+    spec.rank = r;
+    std::vector<int> distance;
+    std::vector<size_t> counts;
+    for (const Round& round : Hierarchical("hierarchical_rabenseifner").build(spec).rounds) {
+      for (const Step& step : round.steps) {
+        if (step.kind != StepKind::kSend) continue;
+        if (spec.topology->host_of[step.peer] == spec.topology->host_of[r]) continue;
+        EXPECT_EQ(step.peer % 2, r % 2) << "rank " << r;  // along its rail
+        distance.push_back(spec.topology->host_of[step.peer] ^ spec.topology->host_of[r]);
+        counts.push_back(step.src.count);
+      }
+    }
+    EXPECT_EQ(distance, (std::vector<int>{4, 2, 1, 1, 2, 4})) << "rank " << r;
+    EXPECT_EQ(counts, (std::vector<size_t>{400, 200, 100, 100, 200, 400})) << "rank " << r;
+    int ring_inter = 0;
+    for (const Round& round : Hierarchical().build(spec).rounds) {
+      for (const Step& step : round.steps) {
+        ring_inter += step.kind == StepKind::kSend &&
+                      spec.topology->host_of[step.peer] != spec.topology->host_of[r];
+      }
+    }
+    EXPECT_EQ(ring_inter, 14) << "rank " << r;
   }
 }
 
@@ -186,7 +258,6 @@ TEST(HierarchicalAllGather, MatchesReferenceOnUniformTopologies) {
     }
   }
 }
-
 
 // The counts of algorithms_test plus, on small hosts, one whose per-rail chunk is long
 // enough for the broadcast's pipelined inter-host chain (>= 16384 elements per rail).
@@ -238,8 +309,9 @@ TEST(HierarchicalBroadcast, NoDeadlockWithEagerSendsAndFlatWithoutTopology) {
         as_rank.rank = r;
         inputs[r].resize(InputCount(as_rank) * 8);
       }
-      auto eager = Interpret(spec, BuildAllRanks(algorithm->build, spec), inputs, 8,
-                             [](void*, const void*, size_t) {}, InterpretOptions{false, false});
+      auto eager = Interpret(
+          spec, BuildAllRanks(algorithm->build, spec), inputs, 8, [](void*, const void*, size_t) {},
+          InterpretOptions{false, false});
       ASSERT_TRUE(eager.ok()) << topology->Describe() << ": " << eager.status().ToString();
     }
   }
@@ -258,7 +330,8 @@ TEST(HierarchicalBroadcast, InterHostTrafficIsOneChunkPerRail) {
     int inter = 0;
     for (int r = 0; r < 8; ++r) {
       spec.rank = r;
-      for (const Round& round : FindAlgorithm(Collective::kBroadcast, "hierarchical")->build(spec).rounds) {
+      for (const Round& round :
+           FindAlgorithm(Collective::kBroadcast, "hierarchical")->build(spec).rounds) {
         for (const Step& step : round.steps) {
           if (step.kind != StepKind::kSend) continue;
           if (spec.topology->host_of[step.peer] == spec.topology->host_of[r]) continue;
@@ -289,8 +362,7 @@ TEST(HierarchicalReduceScatter, MatchesReferenceOnUniformTopologies) {
       const Buffers scrambled = MakeScrambledInputs(spec);
       for (bool in_place : {false, true}) {
         // Uneven hosts too: a forced build there must still be correct (the flat ring).
-        ASSERT_TRUE(RunAndCompare(*algorithm, spec, in_place, inputs, Sum))
-            << topology->Describe();
+        ASSERT_TRUE(RunAndCompare(*algorithm, spec, in_place, inputs, Sum)) << topology->Describe();
         ASSERT_TRUE(RunAndCompare(*algorithm, spec, in_place, scrambled, Min))
             << topology->Describe();
         ASSERT_TRUE(RunAndCompare(*algorithm, spec, in_place, scrambled, max))
@@ -328,8 +400,8 @@ TEST(HierarchicalReduceScatter, Float32AndEagerSends) {
     for (bool rendezvous : {true, false}) {
       InterpretOptions options;
       options.rendezvous = rendezvous;
-      auto out = Interpret(spec, BuildAllRanks(algorithm->build, spec), inputs, sizeof(float),
-                           add, options);
+      auto out = Interpret(spec, BuildAllRanks(algorithm->build, spec), inputs, sizeof(float), add,
+                           options);
       ASSERT_TRUE(out.ok()) << topology->Describe() << ": " << out.status().ToString();
       for (int r = 0; r < size; ++r) {
         std::vector<float> got(count);

@@ -45,6 +45,29 @@ TEST(HierarchicalPlanner, ChosenForLargeMessagesAcrossSharedHosts) {
   EXPECT_EQ(Chosen(p, Request(8, Contiguous({2, 2}))), "recursive_doubling");
 }
 
+// Rabenseifner along the rails: on 2 hosts it is the ring's schedule and the model ties
+// them (the ring, registered first, stays); on a few hosts it must beat the ring rails by
+// its 10% margin; on many, their 2(H-1) latencies lose to its 2 lg H.
+TEST(HierarchicalPlanner, RabenseifnerRailsWhereHostsAreMany) {
+  const Planner p =
+      Planner::Create(
+          "", CostModel::Parse("intra_gbps=2400,inter_alpha_us=15,inter_gbps=100,inter_links=4")
+                  .value())
+          .value();
+  EXPECT_EQ(EstimateUs("hierarchical", Request(4 << 20, Contiguous({8, 8})).spec, 4, CostModel()),
+            EstimateUs("hierarchical_rabenseifner", Request(4 << 20, Contiguous({8, 8})).spec, 4,
+                       CostModel()));
+  EXPECT_EQ(Chosen(p, Request(64 << 20, Contiguous({8, 8}))), "hierarchical");
+  EXPECT_EQ(Chosen(p, Request(64 << 20, Contiguous({8, 8, 8, 8}))), "hierarchical");
+  for (int hosts : {64, 512}) {
+    const auto choice = p.Explain(Request(25 << 20, Contiguous(std::vector<int>(hosts, 8))));
+    ASSERT_TRUE(choice.ok());
+    EXPECT_STREQ(choice.value().algorithm->name, "hierarchical_rabenseifner")
+        << choice.value().reason;
+    EXPECT_NE(choice.value().reason.find("needs 10% under the others"), std::string::npos);
+  }
+}
+
 TEST(HierarchicalPlanner, FlatWhereTopologyGivesNothing) {
   const Planner p = Planner::Create("").value();
   EXPECT_EQ(Chosen(p, Request(64 << 20, Contiguous({4}))), "ring");        // one host
