@@ -137,7 +137,8 @@ namespace {
 // The all-reduce time of a bucket of `bytes`, rounded up to whole elements per rank so
 // that the ring's chunks are equal and the symmetry shortcut applies (the rounding is at
 // most ranks * elem bytes, negligible against MiB buckets).
-Result<std::pair<double, std::string>> BucketTime(const ClusterSpec& c, double bytes, int elem) {
+Result<std::pair<double, std::string>> BucketTime(const ClusterSpec& c, double bytes, int elem,
+                                                  const std::string& algo) {
   const size_t p = static_cast<size_t>(c.ranks());
   size_t count = static_cast<size_t>(std::ceil(bytes / elem));
   count = (count + p - 1) / p * p;
@@ -145,6 +146,7 @@ Result<std::pair<double, std::string>> BucketTime(const ClusterSpec& c, double b
   q.coll = sched::Collective::kAllReduce;
   q.bytes = count * static_cast<size_t>(elem);
   q.dtype = elem == 2 ? DataType::kBfloat16 : DataType::kFloat32;
+  q.algo = algo;
   WEFT_ASSIGN_OR_RETURN(Prediction pred, PredictCollective(c, q));
   return std::make_pair(pred.seconds, pred.algorithm);
 }
@@ -230,7 +232,7 @@ Result<StepPrediction> PredictStep(const ClusterSpec& c, const Instance& inst,
       static_cast<double>(model.micro_batch) * model.seq_len * model.hidden * 2;
   const double layer_allreduces = 2.0 * model.layers / l.pp;  // per pass, per stage
   if (l.tp > 1) {
-    WEFT_ASSIGN_OR_RETURN(auto t, BucketTime(l.tp_group, act_bytes, 2));
+    WEFT_ASSIGN_OR_RETURN(auto t, BucketTime(l.tp_group, act_bytes, 2, cfg.algo));
     s.tp_allreduce_s = t.first;
     s.tp_algorithm = t.second;
   }
@@ -254,12 +256,12 @@ Result<StepPrediction> PredictStep(const ClusterSpec& c, const Instance& inst,
     const int full = static_cast<int>(grad / cfg.bucket_bytes);
     const double rest = grad - full * cfg.bucket_bytes;
     if (full > 0) {
-      WEFT_ASSIGN_OR_RETURN(auto full_t, BucketTime(l.dp_group, cfg.bucket_bytes, cfg.grad_bytes));
+      WEFT_ASSIGN_OR_RETURN(auto full_t, BucketTime(l.dp_group, cfg.bucket_bytes, cfg.grad_bytes, cfg.algo));
       s.algorithm = full_t.second;
       buckets.assign(static_cast<size_t>(full), full_t.first);
     }
     if (rest > 0) {
-      WEFT_ASSIGN_OR_RETURN(auto rest_t, BucketTime(l.dp_group, rest, cfg.grad_bytes));
+      WEFT_ASSIGN_OR_RETURN(auto rest_t, BucketTime(l.dp_group, rest, cfg.grad_bytes, cfg.algo));
       buckets.push_back(rest_t.first);
       if (full == 0) s.algorithm = rest_t.second;
     }

@@ -83,6 +83,9 @@ struct TrainConfig {
   int grad_accum = 1;                      // micro-batches per step (pp: in the pipeline)
   int tp = 1;                              // tensor-parallel ranks (within a host)
   int pp = 1;                              // pipeline stages
+  // Forces the all-reduces' algorithm, WEFT_ALGO syntax ("ring", "allreduce:rabenseifner");
+  // empty: the planner's choice, as the library would make it.
+  std::string algo;
 };
 
 // The efficiency a step on `inst` uses, and where it comes from: "override" (cfg),

@@ -57,6 +57,9 @@ void AddCommon(CLI::App* cmd, TrainOptions* o) {
                   "pipeline, bubble (pp-1)/(m+pp-1))")
       ->check(CLI::Range(1, 1 << 16))
       ->capture_default_str();
+  cmd->add_option("--algo", o->cfg.algo,
+                  "force the all-reduces' algorithm, WEFT_ALGO syntax (ring, "
+                  "allreduce:hierarchical); default: the planner's choice");
   cmd->add_option("--batch", o->batch, "samples per accelerator per micro-batch");
   cmd->add_option("--seq-len", o->seq_len, "sequence length");
   cmd->add_option("--nic-policy", o->cluster.nic_policy, "rail or stripe")
@@ -171,6 +174,7 @@ int Emit(const TrainOptions& o, const ModelSpec& m, const std::vector<Run>& runs
     nlohmann::json j = {{"model", m.name},
                         {"bucket_mib", o.bucket_mib},
                         {"grad_bytes", o.cfg.grad_bytes},
+                        {"algo", o.cfg.algo},
                         {"grad_accum", o.cfg.grad_accum},
                         {"tp", o.cfg.tp},
                         {"pp", o.cfg.pp},

@@ -241,6 +241,24 @@ TEST(TrainTest, SevenBillionParametersNeedShardingOnFortyGigabytes) {
   EXPECT_FALSE(s->fits_memory);
 }
 
+// A forced algorithm (WEFT_ALGO syntax) runs every all-reduce of the step; a name that
+// no allreduce has is an error, not a silent default.
+TEST(TrainTest, ForcedAlgorithmRunsTheBuckets) {
+  TrainConfig cfg;
+  cfg.efficiency = 0.5;
+  auto planner = PredictStep(Net(4, 10), TestInstance(), TestModel(), cfg);
+  cfg.algo = "allreduce:recursive_doubling";
+  auto forced = PredictStep(Net(4, 10), TestInstance(), TestModel(), cfg);
+  ASSERT_TRUE(planner.ok() && forced.ok());
+  EXPECT_EQ(planner->algorithm, "ring");
+  EXPECT_EQ(forced->algorithm, "recursive_doubling");
+  // lg 4 = 2 exchanges of the whole gradients against the ring's 2 (3/4) of them: 4/3 the
+  // bytes on a bandwidth-bound network.
+  EXPECT_NEAR(forced->overlap.comm_total / planner->overlap.comm_total, 4.0 / 3, 0.05);
+  cfg.algo = "allreduce:no_such_algorithm";
+  EXPECT_FALSE(PredictStep(Net(4, 10), TestInstance(), TestModel(), cfg).ok());
+}
+
 TEST(TrainTest, BadConfigIsRejected) {
   TrainConfig cfg;
   cfg.grad_bytes = 3;
