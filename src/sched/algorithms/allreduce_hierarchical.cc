@@ -30,6 +30,7 @@
 // allreduce_ring; later phases touch only the output and scratch.
 #include "sched/algorithms/algorithms.h"
 #include "sched/algorithms/builder.h"
+#include "sched/algorithms/halving_doubling.h"
 
 namespace weft::sched::algo {
 
@@ -68,17 +69,14 @@ void RailRing(Builder& b, const Slice& own, int num_hosts, int hp, const RailRan
 }
 
 // Rabenseifner's allreduce of `own` (already this host's partial sum, in the output)
-// among the rail's H ranks, in place; scratch holds up to own.count elements.
+// among the rail's H ranks, in place: the flat algorithm's fold, exchange and unfold
+// with rail positions for ranks; scratch holds up to own.count elements.
 template <typename RailRank>
 void RailHalvingDoubling(Builder& b, const Slice& own, int num_hosts, int hp,
                          const RailRank& rail_rank) {
   if (num_hosts < 2) return;
   const int pof2 = FloorPow2(num_hosts);
   const int rem = num_hosts - pof2;
-  auto chunks = [&](int lo, int hi) {
-    const size_t begin = ChunkOffset(own.count, pof2, lo);
-    return Sub(own, begin, ChunkOffset(own.count, pof2, hi) - begin);
-  };
   // Rail position of new index v (folded positions 2v+1 first, then the rest).
   auto position = [&](int v) { return v < rem ? v * 2 + 1 : v + rem; };
 
@@ -95,26 +93,7 @@ void RailHalvingDoubling(Builder& b, const Slice& own, int num_hosts, int hp,
     }
   }
   if (v >= 0) {
-    int lo = 0, hi = pof2;
-    for (int mask = pof2 / 2; mask > 0; mask /= 2) {
-      const int partner = rail_rank(position(v ^ mask));
-      const int mid = (lo + hi) / 2;
-      const bool upper = (v & mask) != 0;
-      const Slice keep = upper ? chunks(mid, hi) : chunks(lo, mid);
-      b.NewRound();
-      b.Send(partner, upper ? chunks(lo, mid) : chunks(mid, hi));
-      b.Recv(partner, Scratch(0, keep.count));
-      b.Reduce(keep, Scratch(0, keep.count));
-      (upper ? lo : hi) = mid;
-    }
-    for (int mask = 1; mask < pof2; mask *= 2) {
-      const int partner_v = v ^ mask;
-      const int mine = v & ~(mask - 1);
-      const int theirs = partner_v & ~(mask - 1);
-      b.NewRound();
-      b.Send(rail_rank(position(partner_v)), chunks(mine, mine + mask));
-      b.Recv(rail_rank(position(partner_v)), chunks(theirs, theirs + mask));
-    }
+    HalvingDoubling(b, own, pof2, v, [&](int i) { return rail_rank(position(i)); });
   }
   if (hp < 2 * rem) {
     b.NewRound();

@@ -18,6 +18,7 @@
 // the same bytes. In place is safe: the input is read only in the first round.
 #include "sched/algorithms/algorithms.h"
 #include "sched/algorithms/builder.h"
+#include "sched/algorithms/halving_doubling.h"
 
 namespace weft::sched::algo {
 
@@ -29,11 +30,6 @@ Schedule BuildAllReduceRabenseifner(const CollectiveSpec& spec) {
   const int pof2 = FloorPow2(n);
   const int rem = n - pof2;
   if (n > 1) b.NeedScratch(count);
-  // Output elements of chunks [lo, hi) of p'.
-  auto chunks = [&](int lo, int hi) {
-    const size_t begin = ChunkOffset(count, pof2, lo);
-    return Out(begin, ChunkOffset(count, pof2, hi) - begin);
-  };
   auto real_rank = [&](int new_rank) { return new_rank < rem ? new_rank * 2 + 1 : new_rank + rem; };
 
   // Fold the extra ranks into their odd neighbours.
@@ -53,35 +49,7 @@ Schedule BuildAllReduceRabenseifner(const CollectiveSpec& spec) {
     b.Copy(Out(0, count), In(0, count));
   }
 
-  if (new_rank >= 0) {
-    // Recursive halving: keep the half of [lo, hi) on our side of bit `mask`.
-    int lo = 0, hi = pof2;
-    for (int mask = pof2 / 2; mask > 0; mask /= 2) {
-      const int partner = real_rank(new_rank ^ mask);
-      const int mid = (lo + hi) / 2;
-      const bool upper = (new_rank & mask) != 0;
-      const Slice keep = upper ? chunks(mid, hi) : chunks(lo, mid);
-      const Slice give = upper ? chunks(lo, mid) : chunks(mid, hi);
-      b.NewRound();
-      b.Send(partner, give);
-      b.Recv(partner, Scratch(0, keep.count));
-      b.Reduce(keep, Scratch(0, keep.count));
-      if (upper) {
-        lo = mid;
-      } else {
-        hi = mid;
-      }
-    }
-    // Recursive doubling: own range [base, base + mask) grows to the partner's side.
-    for (int mask = 1; mask < pof2; mask *= 2) {
-      const int partner_new = new_rank ^ mask;
-      const int mine = new_rank & ~(mask - 1);
-      const int theirs = partner_new & ~(mask - 1);
-      b.NewRound();
-      b.Send(real_rank(partner_new), chunks(mine, mine + mask));
-      b.Recv(real_rank(partner_new), chunks(theirs, theirs + mask));
-    }
-  }
+  if (new_rank >= 0) HalvingDoubling(b, Out(0, count), pof2, new_rank, real_rank);
 
   // Unfold: hand the result to the even ranks that sat out.
   if (r < 2 * rem) {

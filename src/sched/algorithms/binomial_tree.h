@@ -6,7 +6,6 @@
 #pragma once
 
 #include <algorithm>
-
 #include <cstddef>
 
 #include "sched/algorithms/builder.h"

@@ -92,8 +92,8 @@ Schedule BuildBroadcastHierarchical(const CollectiveSpec& spec) {
     b.Recv(mine.active[(extra_at - mine.extras.begin()) % m], Out(0, count));
     return b.Finish();
   }
-  const int li = static_cast<int>(std::find(mine.active.begin(), mine.active.end(), r) -
-                                  mine.active.begin());
+  const int li =
+      static_cast<int>(std::find(mine.active.begin(), mine.active.end(), r) - mine.active.begin());
 
   // 1. Scatter inside the root's host.
   b.NewRound();

@@ -16,9 +16,7 @@ struct RailView {
   static RailView Of(const CollectiveSpec& spec);
 
   // The rank with local index i on the host at rail position h, both taken modulo.
-  int At(int h, int i) const {
-    return hosts[RingPeer(h, num_hosts, 0)][RingPeer(i, local, 0)];
-  }
+  int At(int h, int i) const { return hosts[RingPeer(h, num_hosts, 0)][RingPeer(i, local, 0)]; }
 
   std::vector<std::vector<int>> hosts;
   int num_hosts = 0;
