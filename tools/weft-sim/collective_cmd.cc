@@ -36,9 +36,9 @@ void PrintHeader(const ClusterSpec& c, const CollectiveOptions& o) {
       "#  gamma {:.3g} ns/B, copy {:.3g} ns/B, {:.1f} us per message beyond a round's first "
       "send and receive\n#\n# Collective: {}\n",
       c.reduce_s_per_byte * 1e9, c.copy_s_per_byte * 1e9, c.message_overhead_s() * 1e6, o.op);
-  fmt::print("#{:>11}  {:>12}  {:>8}  {:>18}  {:>12}  {:>8}  {:>8}  {:>16}  {:>8}\n", "size",
+  fmt::print("#{:>11}  {:>12}  {:>8}  {:>25}  {:>12}  {:>8}  {:>8}  {:>16}  {:>8}\n", "size",
              "count", "type", "algorithm", "time", "algbw", "busbw", "simulated", "wall");
-  fmt::print("#{:>11}  {:>12}  {:>8}  {:>18}  {:>12}  {:>8}  {:>8}  {:>16}  {:>8}\n", "(B)",
+  fmt::print("#{:>11}  {:>12}  {:>8}  {:>25}  {:>12}  {:>8}  {:>8}  {:>16}  {:>8}\n", "(B)",
              "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", "(symmetry)", "(ms)");
 }
 
@@ -153,7 +153,7 @@ int RunCollective(const CollectiveOptions& o) {
     if (!rows.empty() && rows.back().p.count == p->count) continue;  // same rounded size
     rows.push_back({q.bytes, *p, wall});
     bus_sum += p->busbw_gbps;
-    fmt::print("{:>12}  {:>12}  {:>8}  {:>18}  {:>12.2f}  {:>8.2f}  {:>8.2f}  {:>16}  {:>8.1f}\n",
+    fmt::print("{:>12}  {:>12}  {:>8}  {:>25}  {:>12.2f}  {:>8.2f}  {:>8.2f}  {:>16}  {:>8.1f}\n",
                q.bytes, p->count, DataTypeName(*dtype), p->algorithm, p->seconds * 1e6,
                p->algbw_gbps, p->busbw_gbps,
                p->symmetry == "none" ? fmt::format("all {}", p->simulated_ranks) : p->symmetry,

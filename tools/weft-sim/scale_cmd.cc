@@ -91,7 +91,7 @@ int RunScale(const ScaleOptions& o) {
   }
   fmt::print("# weft-sim scale: {} of {} on {}, {} run(s) per point{}\n", o.op, FormatSize(*bytes),
              o.cluster.instance, o.repeat, o.no_symmetry ? ", every rank simulated" : "");
-  fmt::print("#{:>7} {:>8} {:>20} {:>14} {:>18} {:>12} {:>12}\n", "nodes", "ranks", "algorithm",
+  fmt::print("#{:>7} {:>8} {:>25} {:>14} {:>18} {:>12} {:>12}\n", "nodes", "ranks", "algorithm",
              "predicted(us)", "simulated", "wall min", "wall median");
   std::vector<Point> points;
   for (int nodes : *counts) {
@@ -125,7 +125,7 @@ int RunScale(const ScaleOptions& o) {
     pt.wall_min_ms = walls.front();
     pt.wall_median_ms = walls[walls.size() / 2];
     fmt::print(
-        "{:>8} {:>8} {:>20} {:>14.1f} {:>18} {:>9.1f} ms {:>9.1f} ms\n", nodes, pt.ranks,
+        "{:>8} {:>8} {:>25} {:>14.1f} {:>18} {:>9.1f} ms {:>9.1f} ms\n", nodes, pt.ranks,
         pt.p.algorithm, pt.p.seconds * 1e6,
         pt.p.symmetry == "none" ? fmt::format("all {}", pt.p.simulated_ranks) : pt.p.symmetry,
         pt.wall_min_ms, pt.wall_median_ms);

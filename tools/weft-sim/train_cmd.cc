@@ -105,7 +105,7 @@ double Scaling(const Run& r, const StepPrediction& s) {
 }
 
 void PrintRun(const Run& r) {
-  fmt::print("#{:>5} {:>6} {:>5} {:>8} {:>9} {:>10} {:>9} {:>9} {:>11} {:>7} {:>10}  {:<20} {}\n",
+  fmt::print("#{:>5} {:>6} {:>5} {:>8} {:>9} {:>10} {:>9} {:>9} {:>11} {:>7} {:>10}  {:<25} {}\n",
              "nodes", "ranks", "dp", "batch", "comp(ms)", "allred(ms)", "expo(ms)", "step(ms)",
              "samples/s", "scale", "$/step", "DP algorithm", "$/1M samples per option");
   for (const StepPrediction& s : r.steps) {
@@ -116,7 +116,7 @@ void PrintRun(const Run& r) {
     const auto od = s.usd_per_step.find("on_demand");
     fmt::print(
         "{:>6} {:>6} {:>5} {:>8.0f} {:>9.1f} {:>10.1f} {:>9.1f} {:>9.1f} {:>11.0f} {:>6.1f}% "
-        "{:>10}  {:<20} {}{}\n",
+        "{:>10}  {:<25} {}{}\n",
         s.nodes, s.ranks, s.dp, s.samples_per_step, s.compute_s * 1e3, s.overlap.comm_total * 1e3,
         s.overlap.exposed * 1e3, s.step_s * 1e3, s.samples_per_s, Scaling(r, s) * 100,
         od == s.usd_per_step.end() ? std::string("-") : fmt::format("{:.4f}", od->second),
@@ -171,15 +171,10 @@ nlohmann::json RunJson(const Run& r) {
 
 int Emit(const TrainOptions& o, const ModelSpec& m, const std::vector<Run>& runs) {
   if (!o.json_path.empty()) {
-    nlohmann::json j = {{"model", m.name},
-                        {"bucket_mib", o.bucket_mib},
-                        {"grad_bytes", o.cfg.grad_bytes},
-                        {"algo", o.cfg.algo},
-                        {"grad_accum", o.cfg.grad_accum},
-                        {"tp", o.cfg.tp},
-                        {"pp", o.cfg.pp},
-                        {"micro_batch", m.micro_batch},
-                        {"seq_len", m.seq_len}};
+    nlohmann::json j = {
+        {"model", m.name},    {"bucket_mib", o.bucket_mib},     {"grad_bytes", o.cfg.grad_bytes},
+        {"algo", o.cfg.algo}, {"grad_accum", o.cfg.grad_accum}, {"tp", o.cfg.tp},
+        {"pp", o.cfg.pp},     {"micro_batch", m.micro_batch},   {"seq_len", m.seq_len}};
     for (const Run& r : runs) j["runs"].push_back(RunJson(r));
     std::ofstream out(o.json_path);
     if (!(out << j.dump(2) << "\n")) {

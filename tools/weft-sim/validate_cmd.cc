@@ -216,7 +216,7 @@ int RunValidate(const ValidateOptions& o) {
       "alpha {:.1f} us ({})\n",
       c.name, c.hosts, c.accels_per_host, c.nic_bytes_per_s * 8 / 1e9, alpha * 1e6,
       fit ? fmt::format("fitted on {} sizes <= {}", samples.size(), o.fit_max) : "given");
-  fmt::print("#{:>11} {:>12} {:>20} {:>13} {:>13} {:>8}\n", "op", "size", "algorithm",
+  fmt::print("#{:>11} {:>12} {:>25} {:>13} {:>13} {:>8}\n", "op", "size", "algorithm",
              "measured(us)", "predicted(us)", "error");
   for (Point& p : *pts) {
     auto pred = At(c, p, alpha, o.predict_what_ran);
@@ -239,7 +239,7 @@ int RunValidate(const ValidateOptions& o) {
     } else if (held && std::fabs(p.err_pct()) > o.tolerance_pct) {
       flag = "  <-- over";
     }
-    fmt::print("{:>12} {:>12} {:>20} {:>13.1f} {:>13.1f} {:>+7.1f}%{}\n", p.op, FormatSize(p.bytes),
+    fmt::print("{:>12} {:>12} {:>25} {:>13.1f} {:>13.1f} {:>+7.1f}%{}\n", p.op, FormatSize(p.bytes),
                p.algorithm, p.measured_s * 1e6, p.predicted_s * 1e6, p.err_pct(), flag);
   }
   fmt::print("# sizes >= {}: {} rows, mean |error| {:.1f}%, {} over {}%\n", o.check_from, checked,
