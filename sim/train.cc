@@ -256,7 +256,8 @@ Result<StepPrediction> PredictStep(const ClusterSpec& c, const Instance& inst,
     const int full = static_cast<int>(grad / cfg.bucket_bytes);
     const double rest = grad - full * cfg.bucket_bytes;
     if (full > 0) {
-      WEFT_ASSIGN_OR_RETURN(auto full_t, BucketTime(l.dp_group, cfg.bucket_bytes, cfg.grad_bytes, cfg.algo));
+      WEFT_ASSIGN_OR_RETURN(auto full_t,
+                            BucketTime(l.dp_group, cfg.bucket_bytes, cfg.grad_bytes, cfg.algo));
       s.algorithm = full_t.second;
       buckets.assign(static_cast<size_t>(full), full_t.first);
     }

@@ -117,68 +117,51 @@ int FloorPow2Int(int n) {
   return p;
 }
 
-// Recursive doubling and Rabenseifner, as their files build them: the first 2·rem ranks
-// (rem = p - p2, p2 the largest power of two <= p) fold pairwise, even onto odd, and get
-// the result back the same way; the p2 remaining ranks (new rank i is real rank 2i+1
-// for i < rem, i + rem after) exchange with new rank ^ mask. Recursive doubling moves
-// whole messages for mask = 1, 2, 4, ...; Rabenseifner's reduce-scatter halves them for
-// mask = p2/2 .. 1 (the largest half goes the farthest) and its allgather retraces it.
-double ButterflyUs(const Topology& t, double whole, const CostModel& c, bool halving) {
-  const int p = static_cast<int>(t.host_of.size());
-  const int p2 = FloorPow2Int(p);
-  const int rem = p - p2;
+// Recursive doubling and Rabenseifner, as their files build them: the first 2·rem
+// participants (rem = n - n2, n2 the largest power of two <= n) fold pairwise, even onto
+// odd, and get the result back the same way; the n2 remaining (new index i is
+// participant 2i+1 for i < rem, i + rem after) exchange with new index ^ mask. Recursive
+// doubling moves whole messages for mask = 1, 2, 4, ...; Rabenseifner's reduce-scatter
+// halves them for mask = n2/2 .. 1 (the largest half goes the farthest) and its
+// allgather retraces it. Participant q is `width` ranks that exchange side by side,
+// rank_at(q, i) with rank_at(other, i): one rank each for the flat algorithms, a host's
+// m active ranks for the hierarchical allreduce's Rabenseifner rails.
+template <typename RankAt>
+double ButterflyUs(const Topology& t, int n, int width, const RankAt& rank_at, double whole,
+                   const CostModel& c, bool halving) {
+  const int n2 = FloorPow2Int(n);
+  const int rem = n - n2;
   auto real = [&](int v) { return v < rem ? 2 * v + 1 : v + rem; };
+  // The step in which participant q exchanges with partner_of(q) (-1: sits out).
+  auto step_us = [&](auto&& partner_of, double bytes) {
+    std::vector<int> partner(t.host_of.size(), -1);
+    for (int q = 0; q < n; ++q) {
+      const int other = partner_of(q);
+      if (other < 0) continue;
+      for (int i = 0; i < width; ++i) partner[rank_at(q, i)] = rank_at(other, i);
+    }
+    return StepUs(t, partner, bytes, c);
+  };
   double us = 0;
   if (rem > 0) {
-    std::vector<int> fold(p, -1);
-    for (int r = 0; r < 2 * rem; r += 2) fold[r] = r + 1;
-    us += 2 * StepUs(t, fold, whole, c);
+    us += 2 * step_us([&](int q) { return q < 2 * rem && q % 2 == 0 ? q + 1 : -1; }, whole);
   }
+  std::vector<int> index_of(n, -1);  // participant -> new index
+  for (int v = 0; v < n2; ++v) index_of[real(v)] = v;
   double bytes = whole;
-  for (int k = 1; k < p2; k <<= 1) {
-    const int mask = halving ? p2 / 2 / k : k;
-    std::vector<int> partner(p, -1);
-    for (int v = 0; v < p2; ++v) partner[real(v)] = real(v ^ mask);
+  for (int k = 1; k < n2; k <<= 1) {
+    const int mask = halving ? n2 / 2 / k : k;
     if (halving) bytes /= 2;
-    us += (halving ? 2 : 1) * StepUs(t, partner, bytes, c);
+    us += (halving ? 2 : 1) *
+          step_us([&](int q) { return index_of[q] < 0 ? -1 : real(index_of[q] ^ mask); }, bytes);
   }
   return us;
 }
 
-// Rabenseifner along the rails: ButterflyUs's steps with host positions for ranks, every
-// rail (local index i < m) exchanging at once.
-double RailButterflyUs(const std::vector<std::vector<int>>& hosts, int m, size_t p, double whole,
-                       const Topology& t, const CostModel& c) {
-  const int h = static_cast<int>(hosts.size());
-  const int h2 = FloorPow2Int(h);
-  const int rem = h - h2;
-  auto real = [&](int v) { return v < rem ? 2 * v + 1 : v + rem; };
-  auto partners = [&](auto&& position_partner) {
-    std::vector<int> partner(p, -1);
-    for (int hp = 0; hp < h; ++hp) {
-      const int other = position_partner(hp);
-      if (other < 0) continue;
-      for (int i = 0; i < m; ++i) partner[hosts[hp][i]] = hosts[other][i];
-    }
-    return partner;
-  };
-  double us = 0;
-  if (rem > 0) {
-    us += 2 * StepUs(t, partners([&](int hp) { return hp < 2 * rem && hp % 2 == 0 ? hp + 1 : -1; }),
-                     whole, c);
-  }
-  double bytes = whole;
-  for (int k = 1; k < h2; k <<= 1) {
-    const int mask = h2 / 2 / k;
-    std::vector<int> position_of(h, -1);  // host position -> new index
-    for (int v = 0; v < h2; ++v) position_of[real(v)] = v;
-    bytes /= 2;
-    us += 2 * StepUs(t, partners([&](int hp) {
-                       return position_of[hp] < 0 ? -1 : real(position_of[hp] ^ mask);
-                     }),
-                     bytes, c);
-  }
-  return us;
+// The flat butterflies: every rank its own participant.
+double ButterflyUs(const Topology& t, double whole, const CostModel& c, bool halving) {
+  return ButterflyUs(
+      t, static_cast<int>(t.host_of.size()), 1, [](int q, int) { return q; }, whole, c, halving);
 }
 
 double HierarchicalUs(const Topology& t, double bytes, const CostModel& c,
@@ -214,7 +197,8 @@ double HierarchicalUs(const Topology& t, double bytes, const CostModel& c,
   if (m > 1) us += 2 * (m - 1) * StepUs(t, ring, bytes / m, c);
   // Inter-host allreduce per rail: a ring's 2(H-1) steps of bytes/(m H), or Rabenseifner's.
   if (num_hosts > 1 && rail_butterfly) {
-    us += RailButterflyUs(hosts, m, t.host_of.size(), bytes / m, t, c);
+    us += ButterflyUs(
+        t, num_hosts, m, [&](int hp, int i) { return hosts[hp][i]; }, bytes / m, c, true);
   } else if (num_hosts > 1) {
     us += 2 * (num_hosts - 1) * StepUs(t, rail, bytes / m / num_hosts, c);
   }

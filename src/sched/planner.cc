@@ -111,29 +111,29 @@ const char* DefaultName(const CollectiveSpec& spec, size_t elem_size) {
   return "";
 }
 
-// True when the topology makes the cost model worth asking: more than one host, and more
-// than one rank on some host. One rank per host leaves only flat algorithms whose order
-// the model cannot tell apart better than the measured thresholds (it sees no switch, so
-// a butterfly's distant partners cost it no more than a ring's neighbours).
-bool IsMultiHostShared(const CollectiveSpec& spec) {
-  if (spec.topology == nullptr || spec.topology->host_of.size() != static_cast<size_t>(spec.size))
-    return false;
-  const auto hosts = spec.topology->Hosts();
-  if (hosts.size() < 2) return false;
-  return std::any_of(hosts.begin(), hosts.end(), [](const auto& h) { return h.size() > 1; });
-}
+// Where the ranks are, as far as the planner cares.
+//   kMultiHostShared: more than one host, and more than one rank on some host. The cost
+//     model is worth asking: it sees hierarchical algorithms use the hosts' shm.
+//   kMultiHostAlone: more than one host, one rank on each. Only flat algorithms remain,
+//     whose order the model cannot tell apart better than the measured thresholds near
+//     the scale they were measured at (it sees no switch, so a butterfly's distant
+//     partners cost it no more than a ring's neighbours); see kAloneMeasuredHosts.
+//   kOther: one host, or no topology.
+enum class Placement { kOther, kMultiHostShared, kMultiHostAlone };
 
-// True when the ranks span more than one host, each rank alone on its host.
-bool IsMultiHostAlone(const CollectiveSpec& spec) {
+Placement PlacementOf(const CollectiveSpec& spec) {
   if (spec.topology == nullptr || spec.topology->host_of.size() != static_cast<size_t>(spec.size))
-    return false;
-  return spec.topology->Hosts().size() >= 2 && !IsMultiHostShared(spec);
+    return Placement::kOther;
+  const size_t hosts = spec.topology->Hosts().size();
+  if (hosts < 2) return Placement::kOther;
+  return hosts == static_cast<size_t>(spec.size) ? Placement::kMultiHostAlone
+                                                 : Placement::kMultiHostShared;
 }
 
 // With one rank per host the size thresholds were measured on up to this many hosts
 // (namespaces on one machine, docs/SIMULATOR.md), and there they choose: near that scale
 // the model cannot rank flat algorithms better than those measurements (it sees no
-// switch; see IsMultiHostShared). Beyond it nothing was measured, and the model sees what
+// switch; see Placement). Beyond it nothing was measured, and the model sees what
 // the thresholds cannot: latency terms that grow with p. The ring's 2(p-1) network
 // latencies against Rabenseifner's 2 lg p make a 25 MiB bucket over 16,384 GH200 hosts
 // 329 ms against 1.4 ms.
@@ -169,21 +169,20 @@ constexpr double kHierarchicalBroadcastMargin = 0.10;
 // worth far more.
 constexpr double kRailButterflyMargin = 0.10;
 
-// With several links per host the broadcast's rails run side by side, a gain the model
-// does see.
-double MarginOf(const Algorithm& a, const CostModel& costs) {
+// The margin an algorithm must beat every other by in the model before it is chosen, and
+// why (for the planner's explanation). With several links per host the broadcast's rails
+// run side by side, a gain the model does see, so it needs none there.
+struct Margin {
+  double fraction = 0;
+  const char* why = "";
+};
+Margin MarginOf(const Algorithm& a, const CostModel& costs) {
   const std::string_view name(a.name);
   if (a.coll == Collective::kBroadcast && name == "hierarchical" && costs.inter_links <= 1)
-    return kHierarchicalBroadcastMargin;
+    return {kHierarchicalBroadcastMargin, "one link per host"};
   if (a.coll == Collective::kAllReduce && name == "hierarchical_rabenseifner")
-    return kRailButterflyMargin;
-  return 0.0;
-}
-
-// Why an algorithm carries its margin, for the planner's explanation.
-const char* MarginReason(const Algorithm& a) {
-  return a.coll == Collective::kBroadcast ? "one link per host"
-                                          : "its rails' distant partners are unmeasured";
+    return {kRailButterflyMargin, "its rails' distant partners are unmeasured"};
+  return {};
 }
 
 struct Candidate {
@@ -205,7 +204,7 @@ std::vector<Candidate> WeighAll(const PlanRequest& request, const Algorithm* by_
       if (c.algorithm == &a) return;
     }
     const double us = EstimateUs(a.name, spec, request.elem_size, costs);
-    if (us >= 0) candidates.push_back({&a, us, us / (1.0 - MarginOf(a, costs))});
+    if (us >= 0) candidates.push_back({&a, us, us / (1.0 - MarginOf(a, costs).fraction)});
   };
   if (by_size != nullptr) consider(*by_size);
   for (const Algorithm& a : AllAlgorithms()) consider(a);
@@ -231,10 +230,10 @@ std::string ExplainWeighing(const PlanRequest& request, const std::vector<Candid
   for (size_t i = 0; i < candidates.size(); ++i) {
     const Candidate& c = candidates[i];
     out += fmt::format("{} {} {:.1f} us", i == 0 ? "" : ",", c.algorithm->name, c.us);
-    const double margin = MarginOf(*c.algorithm, costs);
-    if (margin > 0) {
+    const Margin margin = MarginOf(*c.algorithm, costs);
+    if (margin.fraction > 0) {
       out += fmt::format(" (ranked as {:.1f} us: it needs {:.0f}% under the others, {})", c.weighed,
-                         margin * 100, MarginReason(*c.algorithm));
+                         margin.fraction * 100, margin.why);
     }
   }
   return out;
@@ -309,14 +308,16 @@ Result<PlanChoice> Planner::Explain(const PlanRequest& request) const {
   const Algorithm* by_size = FindAlgorithm(spec.coll, DefaultName(spec, request.elem_size));
   if (by_size != nullptr && !by_size->supports(spec)) by_size = nullptr;
   // Across hosts: every algorithm the model can cost, the cheapest wins.
-  if (IsMultiHostShared(spec)) {
+  const Placement placement = PlacementOf(spec);
+  if (placement == Placement::kMultiHostShared) {
     const std::vector<Candidate> candidates = WeighAll(request, by_size, costs_);
     if (!candidates.empty()) {
       return PlanChoice{candidates.front().algorithm,
                         fallback + ExplainWeighing(request, candidates, costs_)};
     }
   }
-  if (by_size != nullptr && IsMultiHostAlone(spec) && spec.size > kAloneMeasuredHosts) {
+  if (by_size != nullptr && placement == Placement::kMultiHostAlone &&
+      spec.size > kAloneMeasuredHosts) {
     const std::vector<Candidate> candidates = WeighAll(request, by_size, costs_);
     const auto mine = std::find_if(candidates.begin(), candidates.end(),
                                    [&](const Candidate& c) { return c.algorithm == by_size; });

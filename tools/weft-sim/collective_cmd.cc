@@ -94,8 +94,7 @@ CLI::App* AddCollectiveCommand(CLI::App* app, CollectiveOptions* o) {
                   "for weft's built-in ones (what a run not told its fabric uses); "
                   "default: the cluster's own");
   cmd->add_option("--json", o->json_path, "also write the rows as JSON to FILE");
-  cmd->add_option("--plot", o->plot_path, "write a busbw-vs-size plot to FILE.svg or FILE.png")
-      ->check(PlotPathProblem, "FILE.svg|FILE.png");
+  AddPlotOption(cmd, &o->plot_path, "a busbw-vs-size plot");
   cmd->add_flag("--no-symmetry", o->no_symmetry, "simulate every rank (slow at scale)");
   cmd->add_flag("--verify-symmetry", o->verify_symmetry,
                 "check every rank's schedule before using the symmetry shortcut");
@@ -173,9 +172,7 @@ int RunCollective(const CollectiveOptions& o) {
     PlotSpec spec{
         fmt::format("weft-sim {} busbw, {} x {} ({} ranks)", o.op, c.name, c.hosts, c.ranks()),
         "message size (bytes)", "predicted busbw (GB/s)", true};
-    if (!WritePlot(o.plot_path, spec, {s})) {
-      return 1;
-    }
+    if (!WritePlot(o.plot_path, spec, {s})) return 1;
   }
   return 0;
 }

@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}
+
 namespace weft::sim::cli {
 
 struct Series {
@@ -28,6 +32,10 @@ inline constexpr int kPlotWidth = 720, kPlotHeight = 440;
 // Why `path` cannot name a plot this weft-sim can write ("" when it can): the extension
 // picks the format. Commands check it when parsing --plot, before any simulation runs.
 std::string PlotPathProblem(const std::string& path);
+
+// Adds `--plot FILE.svg|FILE.png` to `cmd`, "write WHAT to FILE.svg or FILE.png", with
+// PlotPathProblem as its check.
+void AddPlotOption(CLI::App* cmd, std::string* path, const std::string& what);
 
 // Writes the chart to `path`, in the format its extension names: ".svg", or ".png" when
 // weft-sim was built with librsvg (WEFT_SIM_HAVE_PNG). Any other name, a .png without

@@ -1,5 +1,6 @@
 // WritePlot: picks the format from the file name, writes it, and leaves nothing behind
 // when it fails.
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -39,6 +40,11 @@ std::string PlotPathProblem(const std::string& path) {
   return "this weft-sim was built without librsvg (Debian: librsvg2-dev), so it writes SVG "
          "only; name the file *.svg";
 #endif
+}
+
+void AddPlotOption(CLI::App* cmd, std::string* path, const std::string& what) {
+  cmd->add_option("--plot", *path, "write " + what + " to FILE.svg or FILE.png")
+      ->check(PlotPathProblem, "FILE.svg|FILE.png");
 }
 
 bool WritePlot(const std::string& path, const PlotSpec& spec, const std::vector<Series>& series) {

@@ -75,8 +75,7 @@ CLI::App* AddScaleCommand(CLI::App* app, ScaleOptions* o) {
       ->capture_default_str();
   cmd->add_flag("--no-symmetry", o->no_symmetry, "simulate every rank (no shortcut)");
   cmd->add_option("--json", o->json_path, "also write the rows as JSON to FILE");
-  cmd->add_option("--plot", o->plot_path, "write wall time vs ranks to FILE.svg or FILE.png")
-      ->check(PlotPathProblem, "FILE.svg|FILE.png");
+  AddPlotOption(cmd, &o->plot_path, "wall time vs ranks");
   return cmd;
 }
 
@@ -143,9 +142,7 @@ int RunScale(const ScaleOptions& o) {
       s.y.push_back(p.wall_median_ms / 1e3);
     }
     PlotSpec spec{"weft-sim's own run time vs ranks (median)", "ranks", "wall time (s)", false};
-    if (!WritePlot(o.plot_path, spec, {s})) {
-      return 1;
-    }
+    if (!WritePlot(o.plot_path, spec, {s})) return 1;
   }
   return 0;
 }

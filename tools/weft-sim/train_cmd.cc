@@ -67,8 +67,7 @@ void AddCommon(CLI::App* cmd, TrainOptions* o) {
       ->capture_default_str();
   cmd->add_option("--alpha-inter-us", o->cluster.alpha_inter_us, "override: inter-node latency");
   cmd->add_option("--json", o->json_path, "write the rows as JSON");
-  cmd->add_option("--plot", o->plot_path, "write samples/s vs nodes to FILE.svg or FILE.png")
-      ->check(PlotPathProblem, "FILE.svg|FILE.png");
+  AddPlotOption(cmd, &o->plot_path, "samples/s vs nodes");
 }
 
 Result<Run> Simulate(const TrainOptions& o, const std::string& instance, const ModelSpec& model) {
@@ -201,9 +200,7 @@ int Emit(const TrainOptions& o, const ModelSpec& m, const std::vector<Run>& runs
             : fmt::format("tp {} x pp {} x data parallel", o.cfg.tp, o.cfg.pp);
     PlotSpec spec{fmt::format("weft-sim train {} ({})", m.name, parallel), "nodes", "samples/s",
                   false};
-    if (!WritePlot(o.plot_path, spec, series)) {
-      return 1;
-    }
+    if (!WritePlot(o.plot_path, spec, series)) return 1;
   }
   return 0;
 }

@@ -172,9 +172,7 @@ CLI::App* AddValidateCommand(CLI::App* app, ValidateOptions* o) {
   cmd->add_flag("--predict-what-ran", o->predict_what_ran,
                 "predict the algorithm each measurement ran, not the planner's choice today");
   cmd->add_option("--json", o->json_path, "write the error table as JSON");
-  cmd->add_option("--plot", o->plot_path,
-                  "write measured vs predicted busbw to FILE.svg or FILE.png")
-      ->check(PlotPathProblem, "FILE.svg|FILE.png");
+  AddPlotOption(cmd, &o->plot_path, "measured vs predicted busbw");
   return cmd;
 }
 
