@@ -12,6 +12,11 @@ namespace weft {
 
 // The variable's value, or nullopt when unset or empty.
 std::optional<std::string> GetEnv(const char* name);
+// Sets `name` to `value` unless it is already set (the user's setting wins). setenv(3)
+// may move the environment while another thread's getenv(3) walks it, so weft's own
+// reads (GetEnv) and writes (this) take one process-wide lock: ranks run as threads of
+// one process in tests and in multi-communicator programs.
+void SetEnvIfUnset(const char* name, const char* value);
 // Parses an integer; InvalidArgument naming the variable when malformed.
 Result<long long> GetEnvInt(const char* name, long long fallback);
 Result<double> GetEnvDouble(const char* name, double fallback);

@@ -51,7 +51,7 @@ std::string FabricLibPath() {
 Result<FabricLib> OpenFabricLib(const std::string& path) {
   // libinfinipath's constructor runs inside dlopen; this variable makes it leave the
   // process's signal handlers alone. The user's own setting wins (overwrite = 0).
-  setenv("IPATH_NO_BACKTRACE", "1", 0);
+  SetEnvIfUnset("IPATH_NO_BACKTRACE", "1");
   // RTLD_LOCAL: libfabric's symbols stay out of the global namespace, so a program that
   // links its own libfabric (say, an MPI) keeps resolving to its copy.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -183,8 +183,8 @@ void TuneProvider(const std::string& provider) {
   // with dynamic receive buffers the tcp provider reads it straight into the posted
   // receive (weft pre-posts payload receives on this provider, prepost_payload). Every
   // chunk (max_chunk, 1 GiB at most) is therefore eager.
-  setenv("FI_OFI_RXM_EAGER_LIMIT", "1073741824", 0);
-  setenv("FI_OFI_RXM_ENABLE_DYN_RBUF", "1", 0);
+  SetEnvIfUnset("FI_OFI_RXM_EAGER_LIMIT", "1073741824");
+  SetEnvIfUnset("FI_OFI_RXM_ENABLE_DYN_RBUF", "1");
 }
 
 }  // namespace
