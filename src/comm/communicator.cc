@@ -25,15 +25,6 @@ using sched::Collective;
 // sweeps sizes from growing without bound.
 constexpr size_t kMaxCachedSchedules = 256;
 
-// Which buffers a rank does not own for a rooted collective (NCCL: they may be NULL or
-// smaller than the full size), so the executor gets a private temporary instead.
-bool OutputIsPrivate(const Call& c, int rank) {
-  return (c.coll == Collective::kReduce || c.coll == Collective::kGather) && c.root != rank;
-}
-bool InputIsPrivate(const Call& c, int rank) {
-  return c.coll == Collective::kScatter && c.root != rank;
-}
-
 // This process's local rank from its launcher (torchrun, Slurm, Open MPI, weftrun), or
 // -1 where none says (a unique id passed by hand): which ofi domain (NIC) its endpoints
 // open (transport::MeshOptions::local_index). The launcher's, not the communicator's:
@@ -133,6 +124,16 @@ uint64_t Communicator::NextSeq(const Call& call) {
 }
 
 Status Communicator::Run(const Call& call) {
+  if (idle_.load(std::memory_order_acquire) && !aborting_.load(std::memory_order_relaxed) &&
+      !HasDeviceBuffer(call)) {
+    // Nothing queued and the worker idle, and only this thread could change that: run
+    // here without the submission lock. The same collective as last time was validated
+    // then (the prepared call is set only by validated calls).
+    std::lock_guard<std::mutex> exec_lock(exec_mu_);
+    if (!prepared_valid_ || !SameCollective(call, prepared_.call))
+      WEFT_RETURN_IF_ERROR(ValidateCall(call, rank_, size_));
+    return ExecuteOrFail(call, NextSeq(call));
+  }
   WEFT_RETURN_IF_ERROR(ValidateCall(call, rank_, size_));
   if (HasDeviceBuffer(call)) {
     // Device buffers without a stream: ordered on the default stream, and (this being
@@ -152,6 +153,7 @@ Status Communicator::Run(const Call& call) {
   }
   auto request = std::make_shared<Request>();
   queue_.push_back({call, seq, request, false, {}});
+  idle_.store(false, std::memory_order_relaxed);
   // The call itself is bounded by WEFT_TIMEOUT once it starts, and so is each call queued
   // ahead of it, so this bound is generous but finite.
   Deadline deadline = Deadline::AfterSeconds(timeout_s_ * (1.0 + queue_.size()) + 60);
@@ -174,6 +176,7 @@ Result<std::shared_ptr<Request>> Communicator::Submit(const Call& call) {
   if (stop_) return AbortedCall(call);
   if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
   queue_.push_back({call, NextSeq(call), request, false, {}});
+  idle_.store(false, std::memory_order_relaxed);
   cv_.notify_all();
   return request;
 }
@@ -232,6 +235,7 @@ Result<std::shared_ptr<Request>> Communicator::EnqueueOnStream(const Call& call,
                                                    rank_, name));
   auto request = std::make_shared<Request>();
   queue_.push_back({call, NextSeq(call), request, true, ticket.value()});
+  idle_.store(false, std::memory_order_relaxed);
   if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
   cv_.notify_all();
   return request;
@@ -275,7 +279,8 @@ Status Communicator::ExecuteDeviceTask(Task& task) {
     if (st.ok()) st = device_->gate().WaitReady(task.ticket, deadline);
     if (st.ok()) {
       // A mismatch is refused on every rank alike, before any data moved: no Fail here.
-      Status checked = CheckCall(task.call, task.seq);
+      Status checked = ShouldCheck(check_calls_, task.call) ? CheckCall(task.call, task.seq)
+                                                             : Status::Ok();
       if (!checked.ok()) {
         device_->gate().Release(task.ticket);
         return checked;
@@ -341,6 +346,8 @@ void Communicator::WorkerLoop() {
     bool p2p_idle = p2p_->Empty();  // only this thread touches p2p_ while worker_busy_
     if (queue_.empty() && p2p_idle) {
       worker_busy_ = false;
+      // Release: the submitting thread that reads it sees this worker's last call done.
+      idle_.store(true, std::memory_order_release);
       if (stop_) return;
       cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
       continue;
@@ -415,14 +422,13 @@ Status Communicator::ExecuteOrFail(const Call& call, uint64_t seq) {
   }
   // A mismatch is refused on every rank alike, before any data moved: the communicator
   // goes on.
-  WEFT_RETURN_IF_ERROR(CheckCall(call, seq));
+  if (ShouldCheck(check_calls_, call)) WEFT_RETURN_IF_ERROR(CheckCall(call, seq));
   Status st = Execute(call, seq);
   if (IsFatal(st)) Fail(st);
   return st;
 }
 
 Status Communicator::CheckCall(const Call& call, uint64_t seq) {
-  if (!ShouldCheck(check_calls_, call)) return Status::Ok();
   const CallFingerprint mine = FingerprintOf(call);
   // Both exchanges run under the call's own sequence number: the wire kind tells them
   // apart from the call's messages, and every rank runs the same ones in the same order.
@@ -560,6 +566,7 @@ Result<const sched::Schedule*> Communicator::LookUpSchedule(const sched::Collect
   if (schedules_.size() >= kMaxCachedSchedules) {
     schedules_.clear();
     last_ = {};
+    prepared_valid_ = false;  // its schedule was among them
   }
   auto schedule = std::make_unique<sched::Schedule>(algo->build(spec));
   WEFT_TRACE("{} count {} -> {}:\n{}", sched::CollectiveName(spec.coll), spec.count, algo->name,
@@ -583,20 +590,18 @@ Status Communicator::Execute(const Call& call, uint64_t seq, uint16_t kind) {
 
 Status Communicator::ExecuteSchedule(const Call& call, const char* what, uint64_t seq,
                                      uint16_t kind, exec::Progress* progress) {
-  const size_t esize = DataTypeSize(call.dtype);
-  exec::ExecContext ctx;
-  ctx.progress = progress;
-  ctx.dtype = call.dtype;
-  // The op is in every header: where the collective ignores it, ranks must not differ on it.
-  ctx.op = Reduces(call.coll) ? call.op : RedOp::kSum;
-  ctx.seq = seq;
-  ctx.deadline = LazyDeadline::AfterSeconds(timeout_s_);
-  ctx.what = what;
-  ctx.abort = &aborting_;
-
   if (call.kind != CallKind::kCollective) {
     // A point-to-point call is a one-round schedule; its sequence number counts the
     // calls between this ordered pair only.
+    exec::ExecContext ctx;
+    ctx.progress = progress;
+    ctx.dtype = call.dtype;
+    ctx.op = RedOp::kSum;
+    ctx.kind = transport::kPointToPoint;
+    ctx.seq = seq;
+    ctx.deadline = LazyDeadline::AfterSeconds(timeout_s_);
+    ctx.what = what;
+    ctx.abort = &aborting_;
     sched::Schedule p2p;
     sched::Step step;
     if (call.kind == CallKind::kSend) {
@@ -605,64 +610,40 @@ Status Communicator::ExecuteSchedule(const Call& call, const char* what, uint64_
       step = {sched::StepKind::kRecv, call.peer, {}, {sched::Buf::kOutput, 0, call.count}};
     }
     p2p.rounds.push_back({{step}});
-    ctx.kind = transport::kPointToPoint;
-    ctx.op = RedOp::kSum;
     recorder_->SetAlgo("p2p");
     return executor_->Run(p2p, ctx, {call.send, call.recv, nullptr});
   }
 
-  ctx.kind = kind != 0 ? kind : static_cast<uint16_t>(call.coll);
-  ctx.root = HasRoot(call.coll) ? call.root : -1;
-  sched::CollectiveSpec spec{call.coll, rank_, size_, call.root, call.count, nullptr};
-  if (call.coll == Collective::kBarrier) spec.count = 0;
-  const char* algo = "";
-  WEFT_ASSIGN_OR_RETURN(const sched::Schedule* schedule, GetSchedule(spec, esize, &algo));
-  recorder_->SetAlgo(algo);
-  // The user's calls only (the library's own carry a kind).
-  if (kind == 0 && last_algorithm_.load(std::memory_order_relaxed) != algo) {
-    last_algorithm_.store(algo, std::memory_order_relaxed);
-  }
-
-  exec::Buffers bufs{call.send, call.recv, nullptr};
-  const size_t in_bytes = sched::InputCount(spec) * esize;
-  const size_t out_bytes = sched::OutputCount(spec) * esize;
-  if (OutputIsPrivate(call, rank_)) bufs.output = temp_out_.Reserve(out_bytes);
-  // A non-root broadcast never reads its input; NCCL lets it be NULL.
-  bool input_unused = call.coll == Collective::kBroadcast && call.root != rank_ && !bufs.input;
-  if (InputIsPrivate(call, rank_) || input_unused) bufs.input = temp_in_.Reserve(in_bytes);
-  // In place per the NCCL convention: input is at output + InPlaceOffset elements.
-  bool in_place =
-      bufs.input != nullptr && bufs.output != nullptr &&
-      static_cast<const char*>(bufs.input) ==
-          static_cast<const char*>(bufs.output) + sched::InPlaceOffset(spec) * (long long)esize;
-  if (in_place && !schedule->inplace_safe && in_bytes > 0) {
-    void* copy = temp_in_.Reserve(in_bytes);
-    if (copy == nullptr) return Internal("out of memory for an in-place copy");
-    std::memcpy(copy, bufs.input, in_bytes);
-    bufs.input = copy;
-  }
-  if (schedule->scratch_count > 0) {
-    bufs.scratch = scratch_.Reserve(schedule->scratch_count * esize);
-    if (bufs.scratch == nullptr) return Internal("out of memory for scratch");
-  }
-  if ((out_bytes > 0 && bufs.output == nullptr) || (in_bytes > 0 && bufs.input == nullptr))
-    return Internal("out of memory for a temporary buffer");
-
-  WEFT_RETURN_IF_ERROR(executor_->Run(*schedule, ctx, bufs));
-
-  if (call.op == RedOp::kAvg) {
-    switch (call.coll) {
-      case Collective::kAllReduce:
-      case Collective::kReduceScatter:
-        exec::DivideInPlace(bufs.output, sched::OutputCount(spec), call.dtype, size_);
-        break;
-      case Collective::kReduce:
-        if (rank_ == call.root)
-          exec::DivideInPlace(bufs.output, sched::OutputCount(spec), call.dtype, size_);
-        break;
-      default: break;
+  // The user's calls are planned once per argument set (comm/prepared_call.h); the
+  // library's own (a kind) are rare and planned every time.
+  const PreparedCall* plan = &prepared_;
+  PreparedCall own;
+  if (kind != 0 || !prepared_valid_ || !SameCollective(call, prepared_.call)) {
+    sched::CollectiveSpec spec{call.coll, rank_, size_, call.root, call.count, nullptr};
+    if (call.coll == Collective::kBarrier) spec.count = 0;
+    const char* algo = "";
+    WEFT_ASSIGN_OR_RETURN(const sched::Schedule* schedule,
+                          GetSchedule(spec, DataTypeSize(call.dtype), &algo));
+    own = PrepareCall(call, rank_, size_, *schedule, algo, kind, what, &aborting_);
+    if (kind == 0) {
+      prepared_ = own;
+      prepared_valid_ = true;
+    } else {
+      plan = &own;
     }
   }
+  recorder_->SetAlgo(plan->algo);
+  // The user's calls only (the library's own carry a kind).
+  if (kind == 0 && last_algorithm_.load(std::memory_order_relaxed) != plan->algo) {
+    last_algorithm_.store(plan->algo, std::memory_order_relaxed);
+  }
+  exec::ExecContext ctx = plan->ctx;
+  ctx.progress = progress;
+  ctx.seq = seq;
+  ctx.deadline = LazyDeadline::AfterSeconds(timeout_s_);
+  WEFT_ASSIGN_OR_RETURN(exec::Buffers bufs, BuffersFor(*plan, call, temps_));
+  WEFT_RETURN_IF_ERROR(executor_->Run(*plan->schedule, ctx, bufs));
+  FinishCall(*plan, bufs, size_);
   return Status::Ok();
 }
 

@@ -2,14 +2,18 @@
 // machinery that turns calls into executed schedules.
 //
 // Calls start in issue order. A blocking call with nothing queued runs on the caller's
-// thread; non-blocking calls (and blocking calls behind them) run on a worker thread
-// started on first use. Non-blocking sends and receives do not hold the worker: they
-// progress together (so rings of them cannot deadlock); a collective queued behind them
-// starts when they have completed. After a transport error, a timeout or a mismatch the
-// communicator is failed: the links may hold half a message, so every later call
-// returns Aborted with the original cause. (A mismatch that WEFT_CHECK_CALLS finds before
-// any data moved is refused on every rank alike and leaves the communicator usable.) Failing sends each peer the cause
-// (Link::SendAbort) and shuts the links, so every rank's error names the original failure.
+// thread, without the submission lock, and a collective repeated with the same
+// arguments reuses its plan (comm/prepared_call.h). Non-blocking calls (and blocking
+// calls behind them) run on a worker thread started on first use. Non-blocking sends and
+// receives do not hold the worker: they progress together (so rings of them cannot
+// deadlock); a collective queued behind them starts when they have completed.
+//
+// After a transport error, a timeout or a mismatch the communicator is failed: the links
+// may hold half a message, so every later call returns Aborted with the original cause.
+// (A mismatch that WEFT_CHECK_CALLS finds before any data moved is refused on every rank
+// alike and leaves the communicator usable.) Failing sends each peer the cause
+// (Link::SendAbort) and shuts the links, so every rank's error names the original
+// failure.
 //
 // Thread-safety: one user thread at a time (as NCCL), except Abort(), which any thread may
 // call while others are inside Run, Submit or a request's Wait; the worker is internal.
@@ -28,11 +32,11 @@
 #include <tuple>
 #include <vector>
 
-#include "comm/aligned_buffer.h"
 #include "comm/call.h"
 #include "comm/call_check.h"
 #include "comm/device_path.h"
 #include "comm/flight_recorder.h"
+#include "comm/prepared_call.h"
 #include "comm/request.h"
 #include "bootstrap/store.h"
 #include "core/status.h"
@@ -108,9 +112,11 @@ class Communicator {
     gpu::StreamGate::Ticket ticket;
   };
 
-  uint64_t NextSeq(const Call& call);       // requires mu_
+  // The submitting thread's only (the worker never reads the counters): under mu_ where
+  // the call is queued, under exec_mu_ alone on Run's lock-free path.
+  uint64_t NextSeq(const Call& call);
   Status ExecuteOrFail(const Call& call, uint64_t seq);  // requires exec_mu_
-  // WEFT_CHECK_CALLS (comm/call_check.h): Ok, or InvalidUsage naming the field and ranks
+  // WEFT_CHECK_CALLS (comm/call_check.h), for a call ShouldCheck selects: Ok, or InvalidUsage naming the field and ranks
   // that differ (the communicator stays usable), or the exchange's own failure (fatal).
   Status CheckCall(const Call& call, uint64_t seq);  // requires exec_mu_
   void Fail(const Status& cause);                        // requires exec_mu_
@@ -154,13 +160,17 @@ class Communicator {
   std::atomic<bool> aborting_{false};  // set by Abort(); read by running calls
   CheckCalls check_calls_ = CheckCalls::kRooted;  // WEFT_CHECK_CALLS
 
+  // queue_.empty() && !worker_busy_, published for the submitting thread's lock-free
+  // test: only that thread adds work, so once it reads true nothing is queued or running
+  // on the worker until it queues something itself. Written under mu_.
+  std::atomic<bool> idle_{true};
   std::mutex mu_;  // guards the fields below up to exec_mu_
   std::condition_variable cv_;
   std::deque<Task> queue_;
   bool worker_busy_ = false;
   bool stop_ = false;
   std::thread worker_;
-  uint64_t coll_seq_ = 0;
+  uint64_t coll_seq_ = 0;  // these three: see NextSeq
   std::vector<uint64_t> send_seq_, recv_seq_;
   std::unique_ptr<FlightRecorder> recorder_;  // thread-safe
   uint64_t split_count_ = 0;
@@ -170,7 +180,11 @@ class Communicator {
   Status failure_;      // first fatal error, or ok
   std::unique_ptr<exec::Executor> executor_;
   std::unique_ptr<exec::P2PEngine> p2p_;  // non-blocking sends/receives in flight
-  AlignedBuffer scratch_, temp_in_, temp_out_;
+  Temporaries temps_;
+  // The user's last collective, planned (comm/prepared_call.h): the same call again
+  // skips validation, the planner and the buffer set-up.
+  PreparedCall prepared_;
+  bool prepared_valid_ = false;
   std::map<std::tuple<int, int, size_t, const void*>, std::unique_ptr<sched::Schedule>> schedules_;
   // The planner's choice per (collective, root, bytes), and the (collective, size class)
   // pairs already explained at WEFT_DEBUG=INFO.

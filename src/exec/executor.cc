@@ -24,7 +24,9 @@ Executor::Executor(transport::Mesh* mesh)
 
 Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx, const Buffers& bufs) {
   ctx_ = &ctx;
-  bufs_ = bufs;
+  base_[static_cast<int>(Buf::kInput)] = static_cast<char*>(const_cast<void*>(bufs.input));
+  base_[static_cast<int>(Buf::kOutput)] = static_cast<char*>(bufs.output);
+  base_[static_cast<int>(Buf::kScratch)] = static_cast<char*>(bufs.scratch);
   esize_ = DataTypeSize(ctx.dtype);
   // Only the peers the last call talked to have counts to clear: a small call on a large
   // world touches one or two.
@@ -140,9 +142,11 @@ void Executor::PlanEagerReduce(const sched::Round& round) {
   const auto& steps = round.steps;
   const size_t first = FirstLocalStep(round);
   if (first == steps.size()) return;
+  const Step& step = steps[first];
+  // Small rounds first: they are the common case, and the tests below cost more.
+  if (step.dst.count * esize_ < kEagerMinBytes) return;
   EagerReduce e;
   e.first_step = first;
-  const Step& step = steps[first];
   if (step.kind == StepKind::kCopy) {
     if (first + 1 >= steps.size() || !FusesWithNext(step, steps[first + 1])) return;
     e.fused = true;
@@ -156,7 +160,6 @@ void Executor::PlanEagerReduce(const sched::Round& round) {
   e.dst = Ptr(step.dst);
   e.count = step.dst.count;
   const size_t bytes = e.count * esize_;
-  if (bytes < kEagerMinBytes) return;
   size_t recv = recvs_.size();
   for (size_t j = 0; j < recvs_.size(); ++j) {
     if (recvs_[j].data == e.y && recvs_[j].expect.bytes == bytes) recv = j;
@@ -208,9 +211,9 @@ void Executor::PlanEarlyCopy(const sched::Round& round) {
   const size_t first = FirstLocalStep(round);
   if (first == steps.size() || steps[first].kind != StepKind::kCopy) return;
   const Step& step = steps[first];
-  if (first + 1 < steps.size() && FusesWithNext(step, steps[first + 1])) return;
   const size_t bytes = step.dst.count * esize_;
   if (bytes < kEagerMinBytes) return;
+  if (first + 1 < steps.size() && FusesWithNext(step, steps[first + 1])) return;
   char* dst = static_cast<char*>(Ptr(step.dst));
   const char* src = static_cast<const char*>(Ptr(step.src));
   if (Overlaps(dst, bytes, src, bytes)) return;
@@ -240,22 +243,6 @@ void Executor::FusedReduce(void* dst, const void* x, const void* y, size_t count
   } else {
     reduce_into_(dst, x, y, count);
   }
-}
-
-void* Executor::Ptr(const Slice& s) const {
-  char* base = nullptr;
-  switch (s.buf) {
-    case Buf::kInput:
-      base = static_cast<char*>(const_cast<void*>(bufs_.input));
-      break;
-    case Buf::kOutput:
-      base = static_cast<char*>(bufs_.output);
-      break;
-    case Buf::kScratch:
-      base = static_cast<char*>(bufs_.scratch);
-      break;
-  }
-  return base + s.offset * esize_;
 }
 
 transport::WireHeader Executor::Header(int step, size_t count) const {

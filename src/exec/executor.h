@@ -61,7 +61,9 @@ class Executor {
   Status PollUntilDone(size_t round_index);
   Status TimeoutError(size_t round_index) const;
   Status AbortedError(size_t round_index) const;
-  void* Ptr(const sched::Slice& s) const;
+  void* Ptr(const sched::Slice& s) const {
+    return base_[static_cast<int>(s.buf)] + s.offset * esize_;
+  }
   bool FusesWithNext(const sched::Step& copy, const sched::Step& next) const;
   // dst = x (op) y over `count` elements of a step of `step_count`: with streaming
   // stores when the step's output is too large for the cache.
@@ -79,7 +81,9 @@ class Executor {
   transport::Mesh* mesh_;
   // The call being run.
   const ExecContext* ctx_ = nullptr;
-  Buffers bufs_;
+  static_assert(static_cast<int>(sched::Buf::kScratch) == 2, "base_ holds one per Buf");
+  char* base_[3] = {};  // the call's buffers, indexed by sched::Buf
+
   size_t esize_ = 1;
   ReduceFn reduce_ = nullptr;
   ReduceIntoFn reduce_into_ = nullptr;

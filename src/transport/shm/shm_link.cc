@@ -232,13 +232,19 @@ Status ShmLink::CheckPeer() {
     bool recv_stuck = !inbound_.recvs.empty() && in_.Readable() == 0;
     if (recv_stuck || !sends_.empty() || !cma_unacked_.empty()) return PeerClosedError();
   }
-  // Reading the clock costs as much as a small message: look at it only every
-  // kClockEveryIdlePasses fruitless passes.
-  if (idle_ && ++idle_passes_ % kClockEveryIdlePasses != 0) return Status::Ok();
-  auto now = std::chrono::steady_clock::now();
+  // Reading the clock costs as much as a small message, and most waits end within a few
+  // passes: look at it only every kClockEveryIdlePasses fruitless passes, the first
+  // time to start the interval (not when the wait begins, where it would delay the
+  // message that usually lands a moment later).
   if (!idle_) {
     idle_ = true;
     idle_passes_ = 0;
+    idle_since_ = {};
+    return Status::Ok();
+  }
+  if (++idle_passes_ % kClockEveryIdlePasses != 0) return Status::Ok();
+  auto now = std::chrono::steady_clock::now();
+  if (idle_since_ == std::chrono::steady_clock::time_point{}) {
     idle_since_ = now;
     return Status::Ok();
   }

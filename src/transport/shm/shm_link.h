@@ -97,8 +97,9 @@ class ShmLink final : public Link {
   uint64_t cma_addr_in_ = 0;  // the peer's buffer address for a single-copy recv
 
   Status failed_;
-  bool idle_ = false;  // true while Progress calls move nothing; idle_since_ is valid
+  bool idle_ = false;  // true while Progress calls move nothing
   uint32_t idle_passes_ = 0;
+  // When the idle passes' first clock read saw them (the epoch before it): CheckPeer.
   std::chrono::steady_clock::time_point idle_since_;
 };
 

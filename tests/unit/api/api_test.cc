@@ -226,6 +226,72 @@ TEST_P(TransportTest, NonBlockingCallsRunInOrder) {
   });
 }
 
+// A call repeated with the same arguments runs its prepared plan (comm/prepared_call.h);
+// any argument that differs must plan afresh. Each step below changes one argument (or
+// only the data) of the call before it, or interleaves a call that replaces the plan or
+// queues behind non-blocking work, and checks every element.
+TEST_P(TransportTest, RepeatedCallsReplanWhenAnArgumentChanges) {
+  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
+  RunRanks(3, [](int rank, weftComm_t comm) {
+    const int n = 3;
+    const size_t count = 5000;  // large enough for scratch-using schedules
+    std::vector<float> a(count), b(count), c(count);
+    auto fill = [&](std::vector<float>& v, int salt) {
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((rank + salt + i) % 5);
+    };
+    auto sum_of = [&](int salt, size_t i) {
+      float s = 0;
+      for (int r = 0; r < n; ++r) s += static_cast<float>((r + salt + i) % 5);
+      return s;
+    };
+    auto check = [&](const std::vector<float>& v, int salt, float scale, const char* step) {
+      for (size_t i = 0; i < v.size(); ++i)
+        ASSERT_EQ(v[i], sum_of(salt, i) * scale) << step << ", index " << i;
+    };
+    for (int salt = 0; salt < 3; ++salt) {  // same arguments, new data
+      fill(a, salt);
+      ASSERT_EQ(weftAllReduce(a.data(), b.data(), count, weftFloat32, weftSum, comm), weftSuccess);
+      check(b, salt, 1, "repeated out of place");
+    }
+    fill(b, 7);  // in place on the previous call's output buffer
+    ASSERT_EQ(weftAllReduce(b.data(), b.data(), count, weftFloat32, weftSum, comm), weftSuccess);
+    check(b, 7, 1, "in place");
+    fill(a, 1);  // the average, then the sum again on the same buffers
+    ASSERT_EQ(weftAllReduce(a.data(), c.data(), count, weftFloat32, weftAvg, comm), weftSuccess);
+    for (size_t i = 0; i < count; ++i) ASSERT_FLOAT_EQ(c[i], sum_of(1, i) / n) << "avg " << i;
+    ASSERT_EQ(weftAllReduce(a.data(), c.data(), count, weftFloat32, weftSum, comm), weftSuccess);
+    check(c, 1, 1, "sum after avg");
+    ASSERT_EQ(weftAllReduce(a.data(), c.data(), 10, weftFloat32, weftSum, comm), weftSuccess);
+    for (size_t i = 0; i < 10; ++i) ASSERT_EQ(c[i], sum_of(1, i)) << "shorter count " << i;
+    for (int root = 0; root < n; ++root) {  // the same buffers, the root moving
+      fill(a, root);
+      std::fill(c.begin(), c.end(), -1.0f);
+      ASSERT_EQ(weftReduce(a.data(), c.data(), count, weftFloat32, weftSum, root, comm),
+                weftSuccess);
+      if (rank == root)
+        check(c, root, 1, "reduce at the root");
+      else
+        ASSERT_EQ(c[0], -1.0f) << "a non-root's output was written (root " << root << ")";
+    }
+    // Behind a non-blocking call the same call runs on the worker; then here again.
+    fill(a, 2);
+    weftRequest_t req = nullptr;
+    ASSERT_EQ(weftIAllReduce(a.data(), b.data(), count, weftFloat32, weftSum, comm, &req),
+              weftSuccess);
+    ASSERT_EQ(weftAllReduce(a.data(), c.data(), count, weftFloat32, weftSum, comm), weftSuccess);
+    ASSERT_EQ(weftWait(req), weftSuccess) << weftGetLastError(comm);
+    check(b, 2, 1, "non-blocking");
+    check(c, 2, 1, "blocking behind it");
+    fill(a, 4);
+    ASSERT_EQ(weftAllReduce(a.data(), c.data(), count, weftFloat32, weftSum, comm), weftSuccess);
+    check(c, 4, 1, "after the worker");
+    // A bad argument on the same buffers is still refused.
+    EXPECT_EQ(weftAllReduce(a.data(), c.data(), count, static_cast<weftDataType_t>(99), weftSum,
+                            comm),
+              weftInvalidArgument);
+  });
+}
+
 TEST_P(TransportTest, SendRecvRing) {
   ScopedEnv transport("WEFT_TRANSPORT", GetParam());
   RunRanks(4, [](int rank, weftComm_t comm) {
