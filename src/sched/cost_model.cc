@@ -242,6 +242,51 @@ double RailAlgorithmUs(const Topology& t, double block, const CostModel& c) {
   return us;
 }
 
+// The hierarchical allgather with recursive-doubling rails: lg H rail steps in which a
+// host's group of `mask` hosts (with the hosts folded into them) goes to the partner
+// group as one message per block, the fold and unfold of the hosts beyond a power of
+// two, then the same ring of rail sets inside the host. A rail step's k messages to one
+// peer: each after the first waits an intra latency to be posted (the per-message
+// overhead of RailAlgorithmUs, a send and a receive each), but that wait overlaps the
+// wire time of the blocks already moving, so it costs only where it exceeds a block's
+// wire time (as the simulator's engine has it: sim/engine.h).
+double RailDoublingUs(const Topology& t, double block, const CostModel& c) {
+  const auto hosts = t.Hosts();
+  const int num_hosts = static_cast<int>(hosts.size());
+  const int local = static_cast<int>(hosts[0].size());
+  const auto ring = RingAndRailPartners(hosts).first;
+  const int pof2 = FloorPow2Int(num_hosts);
+  const int rem = num_hosts - pof2;
+  // One rail step: host position hp exchanges `blocks` blocks with partner_of(hp) (-1:
+  // none), every local rank with its counterpart.
+  auto rail_step = [&](const auto& partner_of, int blocks) {
+    std::vector<int> partner(t.host_of.size(), -1);
+    for (int hp = 0; hp < num_hosts; ++hp) {
+      const int other = partner_of(hp);
+      if (other < 0) continue;
+      for (int i = 0; i < local; ++i) partner[hosts[hp][i]] = hosts[other][i];
+    }
+    const double wire_one = StepUs(t, partner, block, c) - c.inter_alpha_us;
+    return StepUs(t, partner, blocks * block, c) +
+           (blocks - 1) * std::max(0.0, 2 * c.intra_alpha_us - wire_one);
+  };
+  double us = 0;
+  if (rem > 0) {
+    us += rail_step([&](int hp) { return hp >= pof2 ? hp - pof2 : -1; }, 1);
+    us += rail_step([&](int hp) { return hp < rem ? hp + pof2 : -1; }, num_hosts - 1);
+  }
+  for (int mask = 1; mask < pof2; mask <<= 1) {
+    // The group starting at host 0 carries the most folded hosts.
+    const int blocks = mask + std::min(mask, rem);
+    us += rail_step([&](int hp) { return hp < pof2 ? hp ^ mask : -1; }, blocks);
+  }
+  if (local > 1) {
+    us += (local - 1) *
+          (StepUs(t, ring, num_hosts * block, c) + 2 * (num_hosts - 1) * c.intra_alpha_us);
+  }
+  return us;
+}
+
 }  // namespace
 
 double EstimateAllReduceUs(const std::string& name, const Topology& t, double bytes,
@@ -294,6 +339,7 @@ double EstimateAllGatherUs(const std::string& name, const Topology& t, double bl
     return us;
   }
   if (name == "hierarchical") return RailAlgorithmUs(t, block, c);
+  if (name == "hierarchical_doubling") return RailDoublingUs(t, block, c);
   return -1;
 }
 

@@ -159,8 +159,9 @@ std::string FormatBytes(size_t bytes) {
 // 256K to 4M (docs/BENCHMARKS.md); twice that is the margin.
 constexpr double kHierarchicalBroadcastMargin = 0.10;
 
-// How much cheaper in the model the hierarchical allreduce with Rabenseifner rails must be
-// than every other allreduce before it is chosen. Its rails exchange with hosts at xor
+// How much cheaper in the model the hierarchical allreduce with Rabenseifner rails (and the
+// hierarchical allgather with recursive-doubling rails) must be than every other
+// algorithm of its collective before it is chosen. Its rails exchange with hosts at xor
 // distances where the ring's talk to neighbours, and the model sees no switch, so it
 // credits the butterfly only with fewer latencies (2 lg H against 2(H-1)). On 2 hosts the
 // two are one schedule; on 4 the model puts the butterfly 5% ahead at 32 KiB over
@@ -180,7 +181,8 @@ Margin MarginOf(const Algorithm& a, const CostModel& costs) {
   const std::string_view name(a.name);
   if (a.coll == Collective::kBroadcast && name == "hierarchical" && costs.inter_links <= 1)
     return {kHierarchicalBroadcastMargin, "one link per host"};
-  if (a.coll == Collective::kAllReduce && name == "hierarchical_rabenseifner")
+  if ((a.coll == Collective::kAllReduce && name == "hierarchical_rabenseifner") ||
+      (a.coll == Collective::kAllGather && name == "hierarchical_doubling"))
     return {kRailButterflyMargin, "its rails' distant partners are unmeasured"};
   return {};
 }

@@ -53,6 +53,10 @@ const std::vector<Algorithm>& AllAlgorithms() {
        "one ring across hosts per local rank, then a ring of those blocks inside each host; "
        "needs the topology, equal ranks per host",
        a::HasUniformTopology, a::BuildAllGatherHierarchical},
+      {"hierarchical_doubling", C::kAllGather,
+       "as hierarchical, but recursive doubling across hosts (lg H latencies instead of "
+       "H-1, the same H-1 blocks); needs the topology, equal ranks per host",
+       a::HasUniformTopology, a::BuildAllGatherHierarchicalDoubling},
       {"recursive_doubling", C::kAllGather,
        "lg p exchanges of doubling block ranges; power-of-two world sizes only", a::PowerOfTwoSize,
        a::BuildAllGatherRecursiveDoubling},

@@ -44,6 +44,7 @@ Schedule BuildBroadcastRing(const CollectiveSpec& spec);
 Schedule BuildBroadcastScatterAllGather(const CollectiveSpec& spec);
 
 Schedule BuildAllGatherHierarchical(const CollectiveSpec& spec);
+Schedule BuildAllGatherHierarchicalDoubling(const CollectiveSpec& spec);
 Schedule BuildAllGatherRing(const CollectiveSpec& spec);
 Schedule BuildAllGatherRecursiveDoubling(const CollectiveSpec& spec);
 Schedule BuildAllGatherBruck(const CollectiveSpec& spec);

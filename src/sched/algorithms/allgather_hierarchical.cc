@@ -1,15 +1,26 @@
 // Hierarchical allgather, rail style, for hosts with equal numbers of ranks (L each, H
 // hosts; placement need not be contiguous). The output is the p blocks in rank order.
 //
-//   1. Inter-host ring allgather along rail i: local rank i of every host forwards the
-//      blocks of rail i (the ranks with local index i), H-1 steps of one block, all L
-//      rails at once. Afterwards local rank i holds its rail's H blocks.
+//   1. Inter-host allgather along rail i (local rank i of every host), all L rails at once,
+//      after which local rank i holds its rail's H blocks:
+//        hierarchical:           a ring, H-1 steps of one block;
+//        hierarchical_doubling:  recursive doubling, lg H steps; at the step of `mask` a
+//          host exchanges the blocks of its group of `mask` hosts with the partner group
+//          at host ^ mask. The blocks are strided in the output (one per host of the
+//          rail), so a step sends each as its own message, straight from and into its
+//          place: H-1 messages as with the ring, but lg H network latencies instead of
+//          H-1. Hosts beyond the largest power of two fold in first (host pof2 + j sends
+//          its block to host j, which carries it in its group) and get every block from
+//          host j at the end.
 //   2. Intra-host ring allgather of rail sets: at step s local rank i forwards the H
 //      blocks of rail (i - s) to local rank i+1 and receives those of rail (i - s - 1),
 //      L-1 steps of H messages over shm.
 //
 // Each block goes to its place in the output directly; nothing is reduced. In place the
-// input is this rank's block of the output, sent at step 0 as in allgather_ring.
+// input is this rank's block of the output, sent from the input before it is copied.
+#include <algorithm>
+#include <vector>
+
 #include "sched/algorithms/algorithms.h"
 #include "sched/algorithms/builder.h"
 #include "sched/algorithms/rail_view.h"
@@ -25,12 +36,31 @@ bool HasUniformTopology(const CollectiveSpec& spec) {
   return true;
 }
 
+namespace {
+
+// Step 2: the ring of rail sets inside the host.
+void RailSetRing(Builder& b, const RailView& rails, size_t c) {
+  auto block = [&](int rank) { return Out(static_cast<size_t>(rank) * c, c); };
+  const int li = rails.li, hp = rails.hp;
+  const int next = rails.At(hp, li + 1);
+  const int prev = rails.At(hp, li - 1);
+  for (int s = 0; s < rails.local - 1; ++s) {
+    b.NewRound();
+    for (int h = 0; h < rails.num_hosts; ++h) {
+      b.Send(next, block(rails.At(h, li - s)));
+      b.Recv(prev, block(rails.At(h, li - s - 1)));
+    }
+  }
+}
+
+}  // namespace
+
 Schedule BuildAllGatherHierarchical(const CollectiveSpec& spec) {
   Builder b;
   const int r = spec.rank;
   const size_t c = spec.count;
   const RailView rails = RailView::Of(spec);
-  const int num_hosts = rails.num_hosts, hp = rails.hp, local = rails.local, li = rails.li;
+  const int num_hosts = rails.num_hosts, hp = rails.hp, li = rails.li;
   auto at = [&rails](int h, int i) { return rails.At(h, i); };
   auto block = [&](int rank) { return Out(static_cast<size_t>(rank) * c, c); };
 
@@ -44,16 +74,70 @@ Schedule BuildAllGatherHierarchical(const CollectiveSpec& spec) {
     b.Send(rail_next, s == 0 ? In(0, c) : block(at(hp - s, li)));
     b.Recv(rail_prev, block(at(hp - s - 1, li)));
   }
-  // 2. Ring of rail sets inside the host.
-  const int next = at(hp, li + 1);
-  const int prev = at(hp, li - 1);
-  for (int s = 0; s < local - 1; ++s) {
+  RailSetRing(b, rails, c);
+  return b.Finish();
+}
+
+Schedule BuildAllGatherHierarchicalDoubling(const CollectiveSpec& spec) {
+  Builder b;
+  const int r = spec.rank;
+  const size_t c = spec.count;
+  const RailView rails = RailView::Of(spec);
+  const int num_hosts = rails.num_hosts, hp = rails.hp, li = rails.li;
+  // The block of the rank on this rail at host position h; this rank's own comes from
+  // the input (in place it is the same memory), so no step waits for the copy.
+  auto rail_block = [&](int h) {
+    return h == hp ? In(0, c) : Out(static_cast<size_t>(rails.At(h, li)) * c, c);
+  };
+  auto on_rail = [&](int h) { return rails.At(h, li); };
+  const int pof2 = FloorPow2(num_hosts);
+  const int rem = num_hosts - pof2;
+
+  b.NewRound();
+  if (hp >= pof2) {
+    // Folded: my block to host hp - pof2, which brings back every other block.
+    const int carrier = on_rail(hp - pof2);
+    b.Send(carrier, rail_block(hp));
     b.NewRound();
     for (int h = 0; h < num_hosts; ++h) {
-      b.Send(next, block(at(h, li - s)));
-      b.Recv(prev, block(at(h, li - s - 1)));
+      if (h != hp) b.Recv(carrier, rail_block(h));
+    }
+  } else {
+    const bool carries = hp < rem;
+    if (carries) b.Recv(on_rail(hp + pof2), rail_block(hp + pof2));
+    // The hosts of the group of `mask` hosts starting at `first` with their folded
+    // hosts, in an order both ends of a step agree on.
+    auto group = [&](int first, int mask) {
+      std::vector<int> hosts;
+      for (int h = first; h < first + mask; ++h) {
+        hosts.push_back(h);
+        if (h < rem) hosts.push_back(h + pof2);
+      }
+      return hosts;
+    };
+    for (int mask = 1; mask < pof2; mask <<= 1) {
+      b.NewRound();
+      const int partner = hp ^ mask;
+      const int peer = on_rail(partner);
+      const std::vector<int> out = group(hp & ~(mask - 1), mask);
+      const std::vector<int> in = group(partner & ~(mask - 1), mask);
+      // Sends and receives alternate, so each end posts the receive of the peer's first
+      // block right after its own first send (the simulator posts in step order).
+      for (size_t k = 0; k < std::max(out.size(), in.size()); ++k) {
+        if (k < out.size()) b.Send(peer, rail_block(out[k]));
+        if (k < in.size()) b.Recv(peer, rail_block(in[k]));
+      }
+    }
+    if (carries) {
+      b.NewRound();
+      for (int h = 0; h < num_hosts; ++h) {
+        if (h != hp + pof2) b.Send(on_rail(hp + pof2), rail_block(h));
+      }
     }
   }
+  // The own block into the output, after every step that sends it from the input.
+  b.Copy(Out(static_cast<size_t>(r) * c, c), In(0, c));
+  RailSetRing(b, rails, c);
   return b.Finish();
 }
 

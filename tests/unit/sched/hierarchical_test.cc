@@ -234,7 +234,9 @@ TEST(HierarchicalAllReduce, NeedsTopology) {
 }
 
 TEST(HierarchicalAllGather, MatchesReferenceOnUniformTopologies) {
-  const Algorithm* algorithm = FindAlgorithm(Collective::kAllGather, "hierarchical");
+  for (const char* name : {"hierarchical", "hierarchical_doubling"}) {
+  SCOPED_TRACE(name);
+  const Algorithm* algorithm = FindAlgorithm(Collective::kAllGather, name);
   ASSERT_NE(algorithm, nullptr);
   for (const auto& topology : Topologies()) {
     const int size = static_cast<int>(topology->host_of.size());
@@ -257,6 +259,50 @@ TEST(HierarchicalAllGather, MatchesReferenceOnUniformTopologies) {
       ASSERT_TRUE(eager.ok()) << topology->Describe() << ": " << eager.status().ToString();
     }
   }
+  }
+}
+
+// Across 8 hosts x 2 ranks the doubling rails take 3 inter-host steps per rank, to the
+// same local index on hosts at xor distances 1, 2, 4 with 1, 2 and 4 blocks; the ring
+// rails take 7 steps of one block. Across 6 hosts (4 + 2 folded) host 5 sends its block
+// to host 1 and gets the other 5 back, and host 0's first doubling step carries its
+// folded host's block with its own.
+TEST(HierarchicalAllGather, DoublingRailsExchangeAtXorDistances) {
+  const Algorithm* doubling = FindAlgorithm(Collective::kAllGather, "hierarchical_doubling");
+  ASSERT_NE(doubling, nullptr);
+  // Per round, the inter-host peers' host distances (xor) and the blocks sent to them.
+  auto inter_rounds = [](const CollectiveSpec& spec, const Schedule& s) {
+    std::vector<std::pair<int, int>> rounds;  // (host xor, sends)
+    const auto& host_of = spec.topology->host_of;
+    for (const Round& round : s.rounds) {
+      int peer_host = -1, sends = 0;
+      for (const Step& step : round.steps) {
+        if (step.kind != StepKind::kSend || host_of[step.peer] == host_of[spec.rank]) continue;
+        EXPECT_EQ(step.peer % 2, spec.rank % 2) << "along its rail";
+        EXPECT_EQ(step.src.count, 10u);
+        peer_host = host_of[step.peer];
+        ++sends;
+      }
+      if (sends > 0) rounds.emplace_back(peer_host ^ host_of[spec.rank], sends);
+    }
+    return rounds;
+  };
+  CollectiveSpec spec{Collective::kAllGather, 0, 16, 0, 10};
+  spec.topology = Contiguous(std::vector<int>(8, 2));
+  for (int r = 0; r < 16; ++r) {
+    spec.rank = r;
+    EXPECT_EQ(inter_rounds(spec, doubling->build(spec)),
+              (std::vector<std::pair<int, int>>{{1, 1}, {2, 2}, {4, 4}}))
+        << "rank " << r;
+  }
+  spec.topology = Contiguous(std::vector<int>(6, 2));
+  spec.size = 12;
+  spec.rank = 10;  // host 5, folded into host 1
+  EXPECT_EQ(inter_rounds(spec, doubling->build(spec)),
+            (std::vector<std::pair<int, int>>{{5 ^ 1, 1}}));
+  spec.rank = 2;  // host 1: receives host 5's block, doubles, sends host 5 the other five
+  EXPECT_EQ(inter_rounds(spec, doubling->build(spec)),
+            (std::vector<std::pair<int, int>>{{1 ^ 0, 2}, {1 ^ 3, 4}, {1 ^ 5, 5}}));
 }
 
 // The counts of algorithms_test plus, on small hosts, one whose per-rail chunk is long

@@ -110,7 +110,7 @@ TEST(PlannerWeighsAll, BroadcastModelFollowsTheSchedules) {
 }
 
 // Whatever the collective, size, topology and figures: the choice is the cheapest of the
-// candidates (hierarchical broadcast and Rabenseifner rails after their margins), and the reason
+// candidates (hierarchical broadcast and the rail butterflies after their margins), and the reason
 // names every algorithm that supports the call, with its modelled time.
 TEST(PlannerWeighsAll, ChoiceIsTheCheapestAndTheReasonListsEveryCandidate) {
   for (const CostModel& costs : {CostModel(), SlowLink(), FourLinks()}) {
@@ -127,12 +127,13 @@ TEST(PlannerWeighsAll, ChoiceIsTheCheapestAndTheReasonListsEveryCandidate) {
           const Algorithm* chosen = choice.value().algorithm;
           EXPECT_NE(why.find("cost model"), std::string::npos) << why;
           // Ranked by time / (1 - margin): 10% for hierarchical broadcast on one link per
-          // host and for the allreduce with Rabenseifner rails, else none.
+          // host and for the rail butterflies (allreduce, allgather), else none.
           auto weighed = [&](const Algorithm& a) {
             const double us = EstimateUs(a.name, req.spec, 4, costs);
             const bool hier_bcast =
                 coll == Collective::kBroadcast && std::string(a.name) == "hierarchical";
-            const bool rail_butterfly = std::string(a.name) == "hierarchical_rabenseifner";
+            const bool rail_butterfly = std::string(a.name) == "hierarchical_rabenseifner" ||
+                                        std::string(a.name) == "hierarchical_doubling";
             return (hier_bcast && costs.inter_links == 1) || rail_butterfly ? us / 0.9 : us;
           };
           int candidates = 0;
