@@ -130,7 +130,7 @@ Status Communicator::Run(const Call& call) {
     // here without the submission lock. The same collective as last time was validated
     // then (the prepared call is set only by validated calls).
     std::lock_guard<std::mutex> exec_lock(exec_mu_);
-    if (!prepared_valid_ || !SameCollective(call, prepared_.call))
+    if (!user_plan_.valid || !SameCollective(call, user_plan_.plan.call))
       WEFT_RETURN_IF_ERROR(ValidateCall(call, rank_, size_));
     return ExecuteOrFail(call, NextSeq(call));
   }
@@ -566,7 +566,7 @@ Result<const sched::Schedule*> Communicator::LookUpSchedule(const sched::Collect
   if (schedules_.size() >= kMaxCachedSchedules) {
     schedules_.clear();
     last_ = {};
-    prepared_valid_ = false;  // its schedule was among them
+    user_plan_.valid = own_plan_.valid = false;  // their schedules were among them
   }
   auto schedule = std::make_unique<sched::Schedule>(algo->build(spec));
   WEFT_TRACE("{} count {} -> {}:\n{}", sched::CollectiveName(spec.coll), spec.count, algo->name,
@@ -614,24 +614,22 @@ Status Communicator::ExecuteSchedule(const Call& call, const char* what, uint64_
     return executor_->Run(p2p, ctx, {call.send, call.recv, nullptr});
   }
 
-  // The user's calls are planned once per argument set (comm/prepared_call.h); the
-  // library's own (a kind) are rare and planned every time.
-  const PreparedCall* plan = &prepared_;
-  PreparedCall own;
-  if (kind != 0 || !prepared_valid_ || !SameCollective(call, prepared_.call)) {
+  // Planned once per argument set (comm/prepared_call.h): the user's calls in one slot,
+  // the library's own (a kind: the call check before a rooted collective, the device
+  // path's synchronisation) in the other, so neither evicts the other.
+  PlanSlot& slot = kind == 0 ? user_plan_ : own_plan_;
+  const uint16_t wire_kind = kind != 0 ? kind : static_cast<uint16_t>(call.coll);
+  if (!slot.valid || slot.plan.ctx.kind != wire_kind || !SameCollective(call, slot.plan.call)) {
+    slot.valid = false;
     sched::CollectiveSpec spec{call.coll, rank_, size_, call.root, call.count, nullptr};
     if (call.coll == Collective::kBarrier) spec.count = 0;
     const char* algo = "";
     WEFT_ASSIGN_OR_RETURN(const sched::Schedule* schedule,
                           GetSchedule(spec, DataTypeSize(call.dtype), &algo));
-    own = PrepareCall(call, rank_, size_, *schedule, algo, kind, what, &aborting_);
-    if (kind == 0) {
-      prepared_ = own;
-      prepared_valid_ = true;
-    } else {
-      plan = &own;
-    }
+    slot.plan = PrepareCall(call, rank_, size_, *schedule, algo, kind, what, &aborting_);
+    slot.valid = true;
   }
+  const PreparedCall* plan = &slot.plan;
   recorder_->SetAlgo(plan->algo);
   // The user's calls only (the library's own carry a kind).
   if (kind == 0 && last_algorithm_.load(std::memory_order_relaxed) != plan->algo) {

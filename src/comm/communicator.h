@@ -181,10 +181,14 @@ class Communicator {
   std::unique_ptr<exec::Executor> executor_;
   std::unique_ptr<exec::P2PEngine> p2p_;  // non-blocking sends/receives in flight
   Temporaries temps_;
-  // The user's last collective, planned (comm/prepared_call.h): the same call again
-  // skips validation, the planner and the buffer set-up.
-  PreparedCall prepared_;
-  bool prepared_valid_ = false;
+  // The last collective planned (comm/prepared_call.h), one slot for the user's calls
+  // and one for the library's own: the same call again skips validation (the user's
+  // slot holds validated calls only), the planner and the buffer set-up.
+  struct PlanSlot {
+    PreparedCall plan;
+    bool valid = false;
+  };
+  PlanSlot user_plan_, own_plan_;
   std::map<std::tuple<int, int, size_t, const void*>, std::unique_ptr<sched::Schedule>> schedules_;
   // The planner's choice per (collective, root, bytes), and the (collective, size class)
   // pairs already explained at WEFT_DEBUG=INFO.
