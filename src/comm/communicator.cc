@@ -130,7 +130,7 @@ Status Communicator::Run(const Call& call) {
     // here without the submission lock. The same collective as last time was validated
     // then (the prepared call is set only by validated calls).
     std::lock_guard<std::mutex> exec_lock(exec_mu_);
-    if (!user_plan_.valid || !SameCollective(call, user_plan_.plan.call))
+    if (!user_plan_.Holds(call, static_cast<uint16_t>(call.coll)))
       WEFT_RETURN_IF_ERROR(ValidateCall(call, rank_, size_));
     return ExecuteOrFail(call, NextSeq(call));
   }
@@ -279,8 +279,7 @@ Status Communicator::ExecuteDeviceTask(Task& task) {
     if (st.ok()) st = device_->gate().WaitReady(task.ticket, deadline);
     if (st.ok()) {
       // A mismatch is refused on every rank alike, before any data moved: no Fail here.
-      Status checked = ShouldCheck(check_calls_, task.call) ? CheckCall(task.call, task.seq)
-                                                             : Status::Ok();
+      Status checked = CheckCall(task.call, task.seq);
       if (!checked.ok()) {
         device_->gate().Release(task.ticket);
         return checked;
@@ -422,13 +421,13 @@ Status Communicator::ExecuteOrFail(const Call& call, uint64_t seq) {
   }
   // A mismatch is refused on every rank alike, before any data moved: the communicator
   // goes on.
-  if (ShouldCheck(check_calls_, call)) WEFT_RETURN_IF_ERROR(CheckCall(call, seq));
+  WEFT_RETURN_IF_ERROR(CheckCall(call, seq));
   Status st = Execute(call, seq);
   if (IsFatal(st)) Fail(st);
   return st;
 }
 
-Status Communicator::CheckCall(const Call& call, uint64_t seq) {
+Status Communicator::ExchangeCallCheck(const Call& call, uint64_t seq) {
   const CallFingerprint mine = FingerprintOf(call);
   // Both exchanges run under the call's own sequence number: the wire kind tells them
   // apart from the call's messages, and every rank runs the same ones in the same order.
@@ -539,20 +538,6 @@ Result<const sched::Algorithm*> Communicator::ChooseAlgorithm(const sched::Colle
   return choice.algorithm;
 }
 
-Result<const sched::Schedule*> Communicator::GetSchedule(const sched::CollectiveSpec& spec,
-                                                         size_t esize, const char** algo_name) {
-  // The choice is a pure function of (collective, root, bytes) and the schedule of
-  // (collective, root, count, algorithm): the same call gets the same schedule.
-  if (last_.schedule != nullptr && last_.coll == static_cast<int>(spec.coll) &&
-      last_.root == spec.root && last_.count == spec.count && last_.esize == esize) {
-    *algo_name = last_.algo;
-    return last_.schedule;
-  }
-  WEFT_ASSIGN_OR_RETURN(const sched::Schedule* schedule, LookUpSchedule(spec, esize, algo_name));
-  last_ = {static_cast<int>(spec.coll), spec.root, spec.count, esize, schedule, *algo_name};
-  return schedule;
-}
-
 Result<const sched::Schedule*> Communicator::LookUpSchedule(const sched::CollectiveSpec& call_spec,
                                                             size_t esize, const char** algo_name) {
   sched::CollectiveSpec spec = call_spec;
@@ -565,7 +550,6 @@ Result<const sched::Schedule*> Communicator::LookUpSchedule(const sched::Collect
   if (it != schedules_.end()) return it->second.get();
   if (schedules_.size() >= kMaxCachedSchedules) {
     schedules_.clear();
-    last_ = {};
     user_plan_.valid = own_plan_.valid = false;  // their schedules were among them
   }
   auto schedule = std::make_unique<sched::Schedule>(algo->build(spec));
@@ -618,14 +602,17 @@ Status Communicator::ExecuteSchedule(const Call& call, const char* what, uint64_
   // the library's own (a kind: the call check before a rooted collective, the device
   // path's synchronisation) in the other, so neither evicts the other.
   PlanSlot& slot = kind == 0 ? user_plan_ : own_plan_;
-  const uint16_t wire_kind = kind != 0 ? kind : static_cast<uint16_t>(call.coll);
-  if (!slot.valid || slot.plan.ctx.kind != wire_kind || !SameCollective(call, slot.plan.call)) {
-    slot.valid = false;
-    sched::CollectiveSpec spec{call.coll, rank_, size_, call.root, call.count, nullptr};
-    if (call.coll == Collective::kBarrier) spec.count = 0;
-    const char* algo = "";
-    WEFT_ASSIGN_OR_RETURN(const sched::Schedule* schedule,
-                          GetSchedule(spec, DataTypeSize(call.dtype), &algo));
+  if (!slot.Holds(call, kind != 0 ? kind : static_cast<uint16_t>(call.coll))) {
+    // The schedule depends on the shape alone: the slot's serves other buffers or op.
+    const sched::Schedule* schedule = slot.plan.schedule;
+    const char* algo = slot.plan.algo;
+    const Call& last = slot.plan.call;
+    if (!slot.valid || last.coll != call.coll || last.root != call.root ||
+        last.count != call.count || DataTypeSize(last.dtype) != DataTypeSize(call.dtype)) {
+      sched::CollectiveSpec spec{call.coll, rank_, size_, call.root, call.count, nullptr};
+      if (call.coll == Collective::kBarrier) spec.count = 0;
+      WEFT_ASSIGN_OR_RETURN(schedule, LookUpSchedule(spec, DataTypeSize(call.dtype), &algo));
+    }
     slot.plan = PrepareCall(call, rank_, size_, *schedule, algo, kind, what, &aborting_);
     slot.valid = true;
   }

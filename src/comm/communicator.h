@@ -116,9 +116,13 @@ class Communicator {
   // the call is queued, under exec_mu_ alone on Run's lock-free path.
   uint64_t NextSeq(const Call& call);
   Status ExecuteOrFail(const Call& call, uint64_t seq);  // requires exec_mu_
-  // WEFT_CHECK_CALLS (comm/call_check.h), for a call ShouldCheck selects: Ok, or InvalidUsage naming the field and ranks
+  // WEFT_CHECK_CALLS (comm/call_check.h): Ok, or InvalidUsage naming the field and ranks
   // that differ (the communicator stays usable), or the exchange's own failure (fatal).
-  Status CheckCall(const Call& call, uint64_t seq);  // requires exec_mu_
+  // Inline: most calls are not checked, and they pay only the test.
+  Status CheckCall(const Call& call, uint64_t seq) {  // requires exec_mu_
+    return ShouldCheck(check_calls_, call) ? ExchangeCallCheck(call, seq) : Status::Ok();
+  }
+  Status ExchangeCallCheck(const Call& call, uint64_t seq);  // requires exec_mu_
   void Fail(const Status& cause);                        // requires exec_mu_
   // kind: the wire kind of the messages (0: the call's own).
   Status Execute(const Call& call, uint64_t seq, uint16_t kind = 0);  // requires exec_mu_
@@ -139,10 +143,7 @@ class Communicator {
   // choice of each collective and size class with the reason behind it.
   Result<const sched::Algorithm*> ChooseAlgorithm(const sched::CollectiveSpec& spec, size_t esize);
   // The schedule for `spec` (its topology is left null: the communicator's own is used)
-  // and the name of its algorithm: the last call's when it is the same call, else from
-  // the caches below, else built.
-  Result<const sched::Schedule*> GetSchedule(const sched::CollectiveSpec& spec, size_t esize,
-                                             const char** algo_name);
+  // and the name of its algorithm, from the caches below, else built.
   Result<const sched::Schedule*> LookUpSchedule(const sched::CollectiveSpec& spec, size_t esize,
                                                 const char** algo_name);
   void WorkerLoop();
@@ -187,21 +188,20 @@ class Communicator {
   struct PlanSlot {
     PreparedCall plan;
     bool valid = false;
+    // Whether the plan runs `call` as is; `wire_kind` tells the library's calls apart.
+    bool Holds(const Call& call, uint16_t wire_kind) const {
+      return valid && plan.ctx.kind == wire_kind && SameCollective(call, plan.call);
+    }
   };
   PlanSlot user_plan_, own_plan_;
+  // A plan slot's schedule also serves a call of the same shape on other buffers, so a
+  // loop repeating one shape skips both map lookups below. Both slots are cleared
+  // whenever the schedules are.
   std::map<std::tuple<int, int, size_t, const void*>, std::unique_ptr<sched::Schedule>> schedules_;
   // The planner's choice per (collective, root, bytes), and the (collective, size class)
   // pairs already explained at WEFT_DEBUG=INFO.
   std::map<std::tuple<int, int, size_t>, const sched::Algorithm*> choices_;
   std::set<std::pair<int, int>> explained_;
-  // The last call's schedule: a loop repeating one call (a training step's buckets, a
-  // benchmark) skips both map lookups above. Cleared whenever those maps are.
-  struct LastSchedule {
-    int coll = -1, root = 0;
-    size_t count = 0, esize = 0;
-    const sched::Schedule* schedule = nullptr;
-    const char* algo = "";
-  } last_;
   // The algorithm of the user's last collective, for readers on any thread; stored only
   // when it changes.
   std::atomic<const char*> last_algorithm_{""};

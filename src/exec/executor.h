@@ -83,7 +83,6 @@ class Executor {
   const ExecContext* ctx_ = nullptr;
   static_assert(static_cast<int>(sched::Buf::kScratch) == 2, "base_ holds one per Buf");
   char* base_[3] = {};  // the call's buffers, indexed by sched::Buf
-
   size_t esize_ = 1;
   ReduceFn reduce_ = nullptr;
   ReduceIntoFn reduce_into_ = nullptr;

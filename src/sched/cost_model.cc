@@ -117,6 +117,21 @@ int FloorPow2Int(int n) {
   return p;
 }
 
+// The partner vector (StepUs's) of a step in which each of n
+// participants q exchanges with partner_of(q) (-1: sits out), rank_at(q, i) with
+// rank_at(partner_of(q), i) for i < width.
+template <typename RankAt, typename PartnerOf>
+std::vector<int> ParticipantPartners(const Topology& t, int n, int width, const RankAt& rank_at,
+                                     const PartnerOf& partner_of) {
+  std::vector<int> partner(t.host_of.size(), -1);
+  for (int q = 0; q < n; ++q) {
+    const int other = partner_of(q);
+    if (other < 0) continue;
+    for (int i = 0; i < width; ++i) partner[rank_at(q, i)] = rank_at(other, i);
+  }
+  return partner;
+}
+
 // Recursive doubling and Rabenseifner, as their files build them: the first 2·rem
 // participants (rem = n - n2, n2 the largest power of two <= n) fold pairwise, even onto
 // odd, and get the result back the same way; the n2 remaining (new index i is
@@ -132,15 +147,8 @@ double ButterflyUs(const Topology& t, int n, int width, const RankAt& rank_at, d
   const int n2 = FloorPow2Int(n);
   const int rem = n - n2;
   auto real = [&](int v) { return v < rem ? 2 * v + 1 : v + rem; };
-  // The step in which participant q exchanges with partner_of(q) (-1: sits out).
   auto step_us = [&](auto&& partner_of, double bytes) {
-    std::vector<int> partner(t.host_of.size(), -1);
-    for (int q = 0; q < n; ++q) {
-      const int other = partner_of(q);
-      if (other < 0) continue;
-      for (int i = 0; i < width; ++i) partner[rank_at(q, i)] = rank_at(other, i);
-    }
-    return StepUs(t, partner, bytes, c);
+    return StepUs(t, ParticipantPartners(t, n, width, rank_at, partner_of), bytes, c);
   };
   double us = 0;
   if (rem > 0) {
@@ -228,18 +236,24 @@ std::pair<std::vector<int>, std::vector<int>> RingAndRailPartners(
 // the host in which each rank sends H messages of one block and receives H: as in
 // MessagesUs (and the simulator), each message beyond a rank's first send and first
 // receive costs one more intra latency, 2(H-1) of them.
+// The L-1 steps inside the host of both rail allgathers (and the reduce-scatter's mirror):
+// each rank sends H blocks to the next local rank and receives H.
+double RailSetRingUs(const Topology& t, const std::vector<std::vector<int>>& hosts,
+                     const std::vector<int>& ring, double block, const CostModel& c) {
+  const int num_hosts = static_cast<int>(hosts.size());
+  const int local = static_cast<int>(hosts[0].size());
+  if (local <= 1) return 0;
+  return (local - 1) *
+         (StepUs(t, ring, num_hosts * block, c) + 2 * (num_hosts - 1) * c.intra_alpha_us);
+}
+
 double RailAlgorithmUs(const Topology& t, double block, const CostModel& c) {
   const auto hosts = t.Hosts();
   const int num_hosts = static_cast<int>(hosts.size());
-  const int local = static_cast<int>(hosts[0].size());
   const auto [ring, rail] = RingAndRailPartners(hosts);
   double us = 0;
   if (num_hosts > 1) us += (num_hosts - 1) * StepUs(t, rail, block, c);
-  if (local > 1) {
-    us += (local - 1) *
-          (StepUs(t, ring, num_hosts * block, c) + 2 * (num_hosts - 1) * c.intra_alpha_us);
-  }
-  return us;
+  return us + RailSetRingUs(t, hosts, ring, block, c);
 }
 
 // The hierarchical allgather with recursive-doubling rails: lg H rail steps in which a
@@ -260,12 +274,8 @@ double RailDoublingUs(const Topology& t, double block, const CostModel& c) {
   // One rail step: host position hp exchanges `blocks` blocks with partner_of(hp) (-1:
   // none), every local rank with its counterpart.
   auto rail_step = [&](const auto& partner_of, int blocks) {
-    std::vector<int> partner(t.host_of.size(), -1);
-    for (int hp = 0; hp < num_hosts; ++hp) {
-      const int other = partner_of(hp);
-      if (other < 0) continue;
-      for (int i = 0; i < local; ++i) partner[hosts[hp][i]] = hosts[other][i];
-    }
+    const std::vector<int> partner = ParticipantPartners(
+        t, num_hosts, local, [&](int hp, int i) { return hosts[hp][i]; }, partner_of);
     const double wire_one = StepUs(t, partner, block, c) - c.inter_alpha_us;
     return StepUs(t, partner, blocks * block, c) +
            (blocks - 1) * std::max(0.0, 2 * c.intra_alpha_us - wire_one);
@@ -280,11 +290,7 @@ double RailDoublingUs(const Topology& t, double block, const CostModel& c) {
     const int blocks = mask + std::min(mask, rem);
     us += rail_step([&](int hp) { return hp < pof2 ? hp ^ mask : -1; }, blocks);
   }
-  if (local > 1) {
-    us += (local - 1) *
-          (StepUs(t, ring, num_hosts * block, c) + 2 * (num_hosts - 1) * c.intra_alpha_us);
-  }
-  return us;
+  return us + RailSetRingUs(t, hosts, ring, block, c);
 }
 
 }  // namespace
