@@ -17,8 +17,14 @@
 namespace weft::transport::shm {
 
 // Messages of at least this many bytes go single-copy (WEFT_SHM_CMA_THRESHOLD; 0 turns
-// single-copy off).
-inline constexpr uint64_t kDefaultCmaThreshold = 128 << 10;
+// single-copy off). Off by default: measured on the 2-core VMs this project runs on
+// (docs/BENCHMARKS.md, "Single copy against the ring"), every collective from 256 KiB
+// to 16 MiB was as fast or faster through the ring, most by 1.3-2.6x, at 2 and at 4
+// ranks. The single copy saves a copy but pays for it: the kernel pins every 4 KiB page
+// of the peer's buffer (a fifth of the profile), copies without vector registers, and
+// leaves the whole copy to the receiving core, where the ring splits it between both
+// cores and stages it through a few MiB that stay in the shared cache.
+inline constexpr uint64_t kDefaultCmaThreshold = 0;
 Result<uint64_t> CmaThresholdFromEnv();
 
 // A receive consumed as it lands (RecvOp::incremental: the executor reduces it) is read in
