@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "exec/reduce.h"
+#include "exec/scratch_liveness.h"
 #include "exec/streaming_store.h"
 
 namespace weft::exec {
@@ -23,6 +24,7 @@ Executor::Executor(transport::Mesh* mesh)
       backoff_(Oversubscribed(*mesh)) {}
 
 Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx, const Buffers& bufs) {
+  schedule_ = &schedule;
   ctx_ = &ctx;
   base_[static_cast<int>(Buf::kInput)] = static_cast<char*>(const_cast<void*>(bufs.input));
   base_[static_cast<int>(Buf::kOutput)] = static_cast<char*>(bufs.output);
@@ -137,7 +139,7 @@ size_t FirstLocalStep(const sched::Round& round) {
 // rest of the transfer. Allowed only when running the step early cannot change what the
 // round computes: y is exactly one receive's buffer, nothing else the round receives
 // writes dst or x, and nothing it sends reads dst. The schedule itself is unchanged.
-void Executor::PlanEagerReduce(const sched::Round& round) {
+void Executor::PlanEagerReduce(const sched::Round& round, size_t round_index) {
   eager_.active = false;
   const auto& steps = round.steps;
   const size_t first = FirstLocalStep(round);
@@ -171,13 +173,41 @@ void Executor::PlanEagerReduce(const sched::Round& round) {
     if (Overlaps(e.dst, bytes, send.data, send.header.bytes)) return;
   e.recv = recv;
   e.active = true;
+  // Where the link can hand the receive over where it lies (a shm ring), reduce it
+  // there and skip the copy into y, provided y is scratch nothing reads afterwards:
+  // y then never holds the bytes.
+  const Slice& y = e.fused ? steps[first + 1].src : step.src;
+  transport::RecvOp& op = recvs_[recv];
+  if (y.buf == Buf::kScratch &&
+      mesh_->link(recv_peers_[recv])->CanConsumeInPlace(op.expect.bytes) &&
+      !ScratchReadLater(*schedule_, round_index, first + (e.fused ? 2 : 1), y)) {
+    e.in_place = true;
+    op.consume = &Executor::ConsumeEager;
+    op.consume_ctx = this;
+    op.consume_align = static_cast<uint32_t>(esize_);
+  } else {
+    op.incremental = true;
+  }
   eager_ = e;
-  recvs_[recv].incremental = true;
+}
+
+void Executor::ConsumeEager(void* self, uint64_t offset, const void* piece, uint64_t bytes) {
+  auto* ex = static_cast<Executor*>(self);
+  EagerReduce& e = ex->eager_;
+  const size_t n = bytes / ex->esize_;
+  auto* dst = static_cast<char*>(e.dst) + offset;
+  if (e.fused) {
+    ex->FusedReduce(dst, static_cast<const char*>(e.x) + offset, piece, n, e.count);
+  } else {
+    ex->reduce_(dst, piece, n);
+  }
+  e.done += n;
 }
 
 // Reduces what has landed of the eager receive and is not yet reduced, at most
 // kEagerSliceBytes of it. Returns whether it reduced anything.
 bool Executor::AdvanceEagerReduce() {
+  if (eager_.in_place) return false;  // ConsumeEager reduces each piece as it is handed over
   const transport::RecvOp& r = recvs_[eager_.recv];
   const size_t landed = (r.done ? r.expect.bytes : r.landed) / esize_;
   if (landed <= eager_.done) return false;
@@ -277,7 +307,7 @@ Status Executor::Communicate(const sched::Round& round, size_t round_index) {
     }
   }
   if (sends_.empty() && recvs_.empty()) return Status::Ok();
-  PlanEagerReduce(round);
+  PlanEagerReduce(round, round_index);
   PlanEarlyCopy(round);
   // Post receives first, then sends, once the vectors stop growing (links keep pointers
   // to the ops).

@@ -69,8 +69,10 @@ class Executor {
   // stores when the step's output is too large for the cache.
   void FusedReduce(void* dst, const void* x, const void* y, size_t count, size_t step_count);
   // Reduce as it lands: see PlanEagerReduce in executor.cc.
-  void PlanEagerReduce(const sched::Round& round);
+  void PlanEagerReduce(const sched::Round& round, size_t round_index);
   bool AdvanceEagerReduce();
+  // RecvOp::consume for the eager reduce's receive: reduces a piece where the link holds it.
+  static void ConsumeEager(void* self, uint64_t offset, const void* piece, uint64_t bytes);
   // Copy while the round communicates: see PlanEarlyCopy in executor.cc.
   void PlanEarlyCopy(const sched::Round& round);
   bool AdvanceEarlyCopy();
@@ -80,6 +82,7 @@ class Executor {
 
   transport::Mesh* mesh_;
   // The call being run.
+  const sched::Schedule* schedule_ = nullptr;
   const ExecContext* ctx_ = nullptr;
   static_assert(static_cast<int>(sched::Buf::kScratch) == 2, "base_ holds one per Buf");
   char* base_[3] = {};  // the call's buffers, indexed by sched::Buf
@@ -102,6 +105,9 @@ class Executor {
     const void* y = nullptr;
     size_t count = 0;  // elements
     size_t done = 0;   // elements reduced so far
+    // The link hands the receive over in place (RecvOp::consume), so y is never written:
+    // its pieces are reduced where they lie, by ConsumeEager.
+    bool in_place = false;
   };
   EagerReduce eager_;
   // The round's first local step when it is a copy the round's communication neither

@@ -30,6 +30,15 @@ struct RecvOp {
   // piece by piece): a link that chooses how much to deliver per Progress() call then
   // delivers cache-sized pieces (shm single-copy) instead of the whole message at once.
   bool incremental = false;
+  // Set by the poster, only where CanConsumeInPlace(expect.bytes) said yes, to take the
+  // payload where it lies instead of having it copied into `data` (the executor reduces
+  // straight out of a shm ring): the link calls consume(consume_ctx, offset, piece, n)
+  // for consecutive pieces of the payload in order, each a whole number of
+  // `consume_align` bytes and valid only during the call, and never writes `data`.
+  // `landed` still counts the bytes handed over.
+  void (*consume)(void* ctx, uint64_t offset, const void* piece, uint64_t n) = nullptr;
+  void* consume_ctx = nullptr;
+  uint32_t consume_align = 1;  // a power of two, at most 8
 };
 
 class Link {
@@ -42,6 +51,13 @@ class Link {
   // must stay valid until `done` is set or the link fails. Never blocks.
   virtual void PostSend(SendOp* op) = 0;
   virtual void PostRecv(RecvOp* op) = 0;
+
+  // Whether a receive of `bytes` posted now may set RecvOp::consume (above). Only a link
+  // that holds received bytes in memory of its own before copying them out can.
+  virtual bool CanConsumeInPlace(uint64_t bytes) const {
+    (void)bytes;
+    return false;
+  }
 
   // Move as many bytes as possible without blocking. Returns true if anything moved.
   // Errors: Unavailable (peer closed / died), ProtocolError (garbage on the wire),

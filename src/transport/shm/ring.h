@@ -58,6 +58,26 @@ class Ring {
     return k;
   }
 
+  // Consumer: hands up to `max` readable bytes, rounded down to a multiple of `align`, to
+  // f(const uint8_t* piece, size_t n) where they lie in the ring (two calls where they
+  // wrap past its end), then frees them. Returns the count. REQUIRES: align is a power of
+  // two dividing 64 and the read position is a multiple of it (a streamed payload starts
+  // 8-aligned, see kSlotAlign), so no piece splits an element, even at the wrap.
+  template <class F>
+  size_t ReadInPlace(size_t max, size_t align, F&& f) {
+    const uint64_t tail = ctl_->tail.load(std::memory_order_relaxed);
+    if (cached_head_ < tail + max) cached_head_ = ctl_->head.load(std::memory_order_acquire);
+    if (cached_head_ <= tail) return 0;  // head may lag (see Read)
+    const size_t k = std::min<uint64_t>(max, cached_head_ - tail) & ~(align - 1);
+    if (k == 0) return 0;
+    const size_t off = tail & mask_;
+    const size_t first = std::min<size_t>(k, size_ - off);
+    f(static_cast<const uint8_t*>(data_ + off), first);
+    if (k > first) f(static_cast<const uint8_t*>(data_), k - first);
+    ctl_->tail.store(tail + k, std::memory_order_release);
+    return k;
+  }
+
   // --- Message slots --------------------------------------------------------------
   // A message starts at the next multiple of kSlotAlign (64: a cache line) at or after
   // the end of the one before, with an 8-byte stamp: (n + 1) << 2 | kind, n counting the

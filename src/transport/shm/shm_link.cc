@@ -120,8 +120,9 @@ Result<bool> ShmLink::ProgressRecvs() {
         in_.ConsumeSlot(kind, kHdr + kAddr);
         inbound_.header_off = kHdr;
       } else if (whole) {
-        // A small message written whole is read whole.
-        if (bytes > kWholeMessageBytes) return ProtocolError(kind, bytes);
+        // A small message written whole is read whole. (Never one consumed in place: the
+        // poster asked CanConsumeInPlace, which says no at this size.)
+        if (bytes > kWholeMessageBytes || op->consume != nullptr) return ProtocolError(kind, bytes);
         in_.CopyFromSlot(op->data, bytes, kHdr);
         in_.ConsumeSlot(kind, kHdr + bytes);
         op->landed = bytes;
@@ -156,8 +157,18 @@ Result<bool> ShmLink::ProgressRecvs() {
       continue;
     }
     if (inbound_.payload_off < bytes) {
-      size_t n = in_.Read(static_cast<uint8_t*>(op->data) + inbound_.payload_off,
-                          bytes - inbound_.payload_off);
+      size_t n;
+      if (op->consume != nullptr) {
+        uint64_t at = inbound_.payload_off;
+        n = in_.ReadInPlace(std::min(bytes - at, kInPlacePieceBytes), op->consume_align,
+                            [&](const uint8_t* piece, size_t k) {
+                              op->consume(op->consume_ctx, at, piece, k);
+                              at += k;
+                            });
+      } else {
+        n = in_.Read(static_cast<uint8_t*>(op->data) + inbound_.payload_off,
+                     bytes - inbound_.payload_off);
+      }
       inbound_.payload_off += n;
       op->landed = inbound_.payload_off;
       moved = moved || n > 0;

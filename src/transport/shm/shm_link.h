@@ -48,6 +48,10 @@ class ShmLink final : public Link {
     return !sends_.empty() || !inbound_.recvs.empty() || !cma_unacked_.empty();
   }
   bool single_copy() const { return cma_threshold_ > 0; }
+  // A streamed payload passes through the ring, which can hand it over where it lies.
+  bool CanConsumeInPlace(uint64_t bytes) const override {
+    return bytes > kWholeMessageBytes && !SingleCopy(bytes);
+  }
   const char* Name() const override { return "shm"; }
   void Shutdown() override {
     segment_->MarkClosed();
@@ -63,6 +67,9 @@ class ShmLink final : public Link {
   // Messages up to this size are written header and payload together in one slot
   // (Ring::WriteWhole).
   static constexpr uint64_t kWholeMessageBytes = 4096;
+  // At most this much of a payload consumed in place (RecvOp::consume) per Progress()
+  // pass, so the other links of the round keep moving while it is reduced.
+  static constexpr uint64_t kInPlacePieceBytes = 256 << 10;
 
  private:
   bool ProgressSends();
