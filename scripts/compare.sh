@@ -6,13 +6,14 @@
 # and merges medians into a table, JSON and a plot (bench/peers/merge.py).
 #
 #   bash scripts/compare.sh [--ranks N] [--ops all|allreduce,...] [-b 8] [-e 16M] [-f 2]
-#                           [-n 20] [-w 5] [--repeat 3] [--netns] [--out DIR] [--no-install]
-#                           [--no-build]
+#                           [-n 20] [-w 5] [--repeat 3] [--netns [--rate 5gbit]] [--out DIR]
+#                           [--no-install] [--no-build]
 #
 # Default: 2 ranks on this host; weft over shared memory, Open MPI over shared memory
 # (btl self,vader), Gloo over TCP loopback (it has no shared-memory transport).
 # --netns: 2 ranks in two network namespaces joined by a veth pair; weft tcp, Open MPI
-# btl tcp, Gloo tcp, iperf3 across the veth. Needs root. Results go to --out (default
+# btl tcp, Gloo tcp, iperf3 across the veth. Needs root. --rate shapes both veth ends with
+# tc tbf (issue 3's 5 Gbit/s target); iperf3 then measures the shaped line. Results go to --out (default
 # $WEFT_BUILD_DIR/compare/<N>r-<mode>): compare.md, compare.json, compare.png|svg.
 # --no-build: use the binaries already in $WEFT_BUILD_DIR as they are (a developer's
 # build tree, where setup.sh would build the whole test suite first).
@@ -21,6 +22,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 RANKS=2 OPS=all MINB=8 MAXB=16M STEP=2 ITERS=20 WARMUP=5 REPEAT=3 NETNS=0 INSTALL=1 BUILD=1
+RATE=""
 OUT=""
 usage() { sed -n '8,11p' "$0" | sed 's/^# *//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -34,12 +36,16 @@ while [ $# -gt 0 ]; do
     -w) WARMUP=$2; shift 2 ;;
     --repeat) REPEAT=$2; shift 2 ;;
     --netns) NETNS=1; shift ;;
+    --rate) RATE=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --no-install) INSTALL=0; shift ;;
     --no-build) BUILD=0; shift ;;
     *) usage ;;
   esac
 done
+if [ -n "$RATE" ] && [ "$NETNS" != 1 ]; then
+  echo "compare: --rate shapes the veth of --netns" >&2; exit 2
+fi
 if [ "$NETNS" = 1 ] && [ "$RANKS" != 2 ]; then
   echo "compare: --netns runs 2 ranks, one per namespace" >&2; exit 2
 fi
@@ -86,7 +92,7 @@ HAVE_GLOO=0; [ -x "$GLOOB" ] && HAVE_GLOO=1
 [ $HAVE_MPI = 1 ] || echo "compare: Open MPI bench not built: skipped"
 [ $HAVE_GLOO = 1 ] || echo "compare: Gloo bench not built: skipped"
 
-MODE=$([ "$NETNS" = 1 ] && echo netns || echo local)
+MODE=$([ "$NETNS" = 1 ] && echo "netns${RATE:+-$RATE}" || echo local)
 OUT=${OUT:-$B/compare/${RANKS}r-$MODE}
 mkdir -p "$OUT"
 rm -f "$OUT"/*.json
@@ -118,7 +124,7 @@ wait_ranks() {
 if [ "$NETNS" = 1 ]; then
   # shellcheck source=../tests/netns/netns_lib.sh
   . tests/netns/netns_lib.sh
-  netns_create || { echo "compare: cannot set up the two namespaces (root needed)" >&2; exit 1; }
+  netns_create $RATE || { echo "compare: cannot set up the two namespaces (root needed)" >&2; exit 1; }
   NS=("${NETNS_NS[@]}") VETH=("${NETNS_VETH[@]}") ADDR=("${NETNS_ADDR[@]}")
   IN=("ip netns exec ${NS[0]}" "ip netns exec ${NS[1]}")
   export CMP_NS1=${NS[1]} CMP_ADDR1=${ADDR[1]}
@@ -202,6 +208,10 @@ echo "compare: load at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT
 if [ "$NETNS" = 1 ]; then
   TRANSPORT="two network namespaces over veth, tcp (all three)"
   WHERE="veth between the namespaces"
+  if [ -n "$RATE" ]; then
+    TRANSPORT="$TRANSPORT, veth shaped to $RATE each way (tc tbf)"
+    WHERE="$WHERE, shaped to $RATE"
+  fi
 else
   TRANSPORT="one host; weft shm, Open MPI vader, Gloo tcp loopback"
   WHERE="loopback"
