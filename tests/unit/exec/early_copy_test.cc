@@ -6,12 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <memory>
 #include <thread>
 #include <vector>
 
-#include "../transport/test_util.h"
 #include "exec/executor.h"
+#include "executor_test_util.h"
 
 namespace weft::exec {
 namespace {
@@ -22,14 +21,14 @@ using sched::Schedule;
 using sched::Slice;
 using sched::Step;
 using sched::StepKind;
+using testing::Copy;
+using testing::Recv;
+using testing::Send;
 
-// Large enough to be copied early (at least 64 KiB) and to go single-copy over shm.
+// Large enough to be copied early (at least 64 KiB).
 constexpr size_t kCount = 64 * 1024;  // float32 elements: 256 KiB
 constexpr auto kPeerDelay = std::chrono::milliseconds(200);
 
-Step Send(int peer, Slice src) { return Step{StepKind::kSend, peer, src, {}}; }
-Step Recv(int peer, Slice dst) { return Step{StepKind::kRecv, peer, {}, dst}; }
-Step Copy(Slice dst, Slice src) { return Step{StepKind::kCopy, -1, src, dst}; }
 Schedule OneRound(std::vector<Step> steps) {
   Schedule s;
   s.rounds.push_back(Round{std::move(steps)});
@@ -38,32 +37,14 @@ Schedule OneRound(std::vector<Step> steps) {
 
 std::vector<float> Filled(size_t n, float v) { return std::vector<float>(n, v); }
 
-// Two shm thread-ranks; runs fn(rank, executor) on each and checks the status it returns.
-void WithTwoRanks(const std::function<Status(int, Executor&)>& fn) {
-  std::vector<std::unique_ptr<transport::Mesh>> meshes = transport::testing::BuildMeshes(
-      2, transport::TransportMode::kShm, transport::testing::UniqueCommId());
-  ASSERT_TRUE(meshes[0] && meshes[1]);
-  transport::testing::RunRanks(2, [&](int r) {
-    Executor executor(meshes[r].get());
-    Status s = fn(r, executor);
-    EXPECT_TRUE(s.ok()) << "rank " << r << ": " << s.ToString();
-  });
-}
 
-ExecContext Context() {
-  ExecContext ctx;
-  ctx.what = "early_copy_test";
-  ctx.seq = 1;
-  ctx.deadline = LazyDeadline::AfterSeconds(20);
-  return ctx;
-}
 
 // Rank 1 receives into output[0, n) and copies that to output[n, 2n) in the same round:
 // the copy must see the received bytes, not what was there before.
 TEST(EarlyCopyTest, CopyOfWhatTheRoundReceivesWaitsForIt) {
   std::vector<float> in0 = Filled(kCount, 7.0f), out1 = Filled(2 * kCount, -1.0f);
-  WithTwoRanks([&](int r, Executor& ex) {
-    ExecContext ctx = Context();
+  testing::WithTwoShmRanks([&](int r, Executor& ex) {
+    ExecContext ctx = testing::TestContext("early_copy_test");
     if (r == 0) {
       std::this_thread::sleep_for(kPeerDelay);
       return ex.Run(OneRound({Send(1, {Buf::kInput, 0, kCount})}), ctx, {in0.data(), nullptr});
@@ -80,8 +61,8 @@ TEST(EarlyCopyTest, CopyOfWhatTheRoundReceivesWaitsForIt) {
 TEST(EarlyCopyTest, CopyOverWhatTheRoundSendsWaitsForIt) {
   std::vector<float> in1 = Filled(kCount, 3.0f), out1 = Filled(kCount, 5.0f),
                      out0 = Filled(kCount, -1.0f);
-  WithTwoRanks([&](int r, Executor& ex) {
-    ExecContext ctx = Context();
+  testing::WithTwoShmRanks([&](int r, Executor& ex) {
+    ExecContext ctx = testing::TestContext("early_copy_test");
     if (r == 0) {
       std::this_thread::sleep_for(kPeerDelay);
       return ex.Run(OneRound({Recv(1, {Buf::kOutput, 0, kCount})}), ctx, {nullptr, out0.data()});
@@ -101,8 +82,8 @@ TEST(EarlyCopyTest, IndependentCopyGivesTheSameResult) {
   std::vector<float> in0(2 * kCount), out0 = Filled(2 * kCount, -1.0f),
                                       out1 = Filled(kCount, -1.0f);
   for (size_t i = 0; i < in0.size(); ++i) in0[i] = static_cast<float>(i % 1000);
-  WithTwoRanks([&](int r, Executor& ex) {
-    ExecContext ctx = Context();
+  testing::WithTwoShmRanks([&](int r, Executor& ex) {
+    ExecContext ctx = testing::TestContext("early_copy_test");
     if (r == 1) {
       std::this_thread::sleep_for(kPeerDelay);
       return ex.Run(OneRound({Recv(0, {Buf::kOutput, 0, kCount})}), ctx, {nullptr, out1.data()});

@@ -5,13 +5,11 @@
 // (its scratch is then never written) and when a later step needs the scratch.
 #include <gtest/gtest.h>
 
-#include <functional>
-#include <memory>
 #include <vector>
 
-#include "../transport/test_util.h"
 #include "exec/executor.h"
 #include "exec/scratch_liveness.h"
+#include "executor_test_util.h"
 
 namespace weft::exec {
 namespace {
@@ -22,11 +20,11 @@ using sched::Schedule;
 using sched::Slice;
 using sched::Step;
 using sched::StepKind;
+using testing::Copy;
+using testing::Recv;
+using testing::Reduce;
+using testing::Send;
 
-Step Send(int peer, Slice src) { return Step{StepKind::kSend, peer, src, {}}; }
-Step Recv(int peer, Slice dst) { return Step{StepKind::kRecv, peer, {}, dst}; }
-Step Copy(Slice dst, Slice src) { return Step{StepKind::kCopy, -1, src, dst}; }
-Step Reduce(Slice dst, Slice src) { return Step{StepKind::kReduce, -1, src, dst}; }
 Slice In(size_t off, size_t n) { return {Buf::kInput, off, n}; }
 Slice Out(size_t off, size_t n) { return {Buf::kOutput, off, n}; }
 Slice Scr(size_t off, size_t n) { return {Buf::kScratch, off, n}; }
@@ -89,24 +87,7 @@ TEST(ScratchLivenessTest, TooLongAScanCountsAsRead) {
 
 constexpr size_t kCount = 256 * 1024;  // float32: 1 MiB, larger than a 256 KiB piece
 
-void WithTwoRanks(const std::function<Status(int, Executor&)>& fn) {
-  std::vector<std::unique_ptr<transport::Mesh>> meshes = transport::testing::BuildMeshes(
-      2, transport::TransportMode::kShm, transport::testing::UniqueCommId());
-  ASSERT_TRUE(meshes[0] && meshes[1]);
-  transport::testing::RunRanks(2, [&](int r) {
-    Executor executor(meshes[r].get());
-    Status s = fn(r, executor);
-    EXPECT_TRUE(s.ok()) << "rank " << r << ": " << s.ToString();
-  });
-}
 
-ExecContext Context() {
-  ExecContext ctx;
-  ctx.what = "in_place_reduce_test";
-  ctx.seq = 1;
-  ctx.deadline = LazyDeadline::AfterSeconds(20);
-  return ctx;
-}
 
 std::vector<float> Ramp(size_t n, float base) {
   std::vector<float> v(n);
@@ -122,7 +103,7 @@ struct Result2 {
 Result2 RunFold(const std::vector<Round>& then) {
   Result2 res;
   std::vector<float> in[2] = {Ramp(kCount, 1.0f), Ramp(kCount, 1000.0f)};
-  WithTwoRanks([&](int r, Executor& ex) {
+  testing::WithTwoShmRanks([&](int r, Executor& ex) {
     const int peer = 1 - r;
     Schedule s;
     s.rounds.push_back(Round{{Send(peer, In(0, kCount)), Recv(peer, Scr(0, kCount)),
@@ -137,7 +118,7 @@ Result2 RunFold(const std::vector<Round>& then) {
     s.scratch_count = kCount;
     res.out[r].assign(2 * kCount, -1.0f);
     res.scratch[r].assign(kCount, -7.0f);
-    ExecContext ctx = Context();
+    ExecContext ctx = testing::TestContext("in_place_reduce_test");
     return ex.Run(s, ctx, {in[r].data(), res.out[r].data(), res.scratch[r].data()});
   });
   return res;
