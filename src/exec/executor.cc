@@ -174,14 +174,13 @@ void Executor::PlanEagerReduce(const sched::Round& round, size_t round_index) {
   e.recv = recv;
   e.active = true;
   // Where the link can hand the receive over where it lies (a shm ring), reduce it
-  // there and skip the copy into y, provided y is scratch nothing reads afterwards:
-  // y then never holds the bytes.
+  // there (ConsumeEager) and skip the copy into y, provided y is scratch nothing reads
+  // afterwards: y then never holds the bytes.
   const Slice& y = e.fused ? steps[first + 1].src : step.src;
   transport::RecvOp& op = recvs_[recv];
   if (y.buf == Buf::kScratch &&
       mesh_->link(recv_peers_[recv])->CanConsumeInPlace(op.expect.bytes) &&
       !ScratchReadLater(*schedule_, round_index, first + (e.fused ? 2 : 1), y)) {
-    e.in_place = true;
     op.consume = &Executor::ConsumeEager;
     op.consume_ctx = this;
     op.consume_align = static_cast<uint32_t>(esize_);
@@ -191,36 +190,31 @@ void Executor::PlanEagerReduce(const sched::Round& round, size_t round_index) {
   eager_ = e;
 }
 
+void Executor::ReduceEagerPiece(size_t offset, const void* y, size_t n) {
+  auto* dst = static_cast<char*>(eager_.dst) + offset;
+  if (eager_.fused) {
+    FusedReduce(dst, static_cast<const char*>(eager_.x) + offset, y, n, eager_.count);
+  } else {
+    reduce_(dst, y, n);
+  }
+  eager_.done += n;
+}
+
 void Executor::ConsumeEager(void* self, uint64_t offset, const void* piece, uint64_t bytes) {
   auto* ex = static_cast<Executor*>(self);
-  EagerReduce& e = ex->eager_;
-  const size_t n = bytes / ex->esize_;
-  auto* dst = static_cast<char*>(e.dst) + offset;
-  if (e.fused) {
-    ex->FusedReduce(dst, static_cast<const char*>(e.x) + offset, piece, n, e.count);
-  } else {
-    ex->reduce_(dst, piece, n);
-  }
-  e.done += n;
+  ex->ReduceEagerPiece(offset, piece, bytes / ex->esize_);
 }
 
 // Reduces what has landed of the eager receive and is not yet reduced, at most
 // kEagerSliceBytes of it. Returns whether it reduced anything.
 bool Executor::AdvanceEagerReduce() {
-  if (eager_.in_place) return false;  // ConsumeEager reduces each piece as it is handed over
   const transport::RecvOp& r = recvs_[eager_.recv];
+  if (r.consume != nullptr) return false;  // ConsumeEager reduces each piece as handed over
   const size_t landed = (r.done ? r.expect.bytes : r.landed) / esize_;
   if (landed <= eager_.done) return false;
   const size_t n = std::min(landed - eager_.done, std::max<size_t>(1, kEagerSliceBytes / esize_));
   const size_t off = eager_.done * esize_;
-  auto* dst = static_cast<char*>(eager_.dst) + off;
-  const auto* y = static_cast<const char*>(eager_.y) + off;
-  if (eager_.fused) {
-    FusedReduce(dst, static_cast<const char*>(eager_.x) + off, y, n, eager_.count);
-  } else {
-    reduce_(dst, y, n);
-  }
-  eager_.done += n;
+  ReduceEagerPiece(off, static_cast<const char*>(eager_.y) + off, n);
   return true;
 }
 

@@ -71,6 +71,8 @@ class Executor {
   // Reduce as it lands: see PlanEagerReduce in executor.cc.
   void PlanEagerReduce(const sched::Round& round, size_t round_index);
   bool AdvanceEagerReduce();
+  // Reduces `n` elements of the eager receive, from byte `offset`, whose bytes are at `y`.
+  void ReduceEagerPiece(size_t offset, const void* y, size_t n);
   // RecvOp::consume for the eager reduce's receive: reduces a piece where the link holds it.
   static void ConsumeEager(void* self, uint64_t offset, const void* piece, uint64_t bytes);
   // Copy while the round communicates: see PlanEarlyCopy in executor.cc.
@@ -105,9 +107,6 @@ class Executor {
     const void* y = nullptr;
     size_t count = 0;  // elements
     size_t done = 0;   // elements reduced so far
-    // The link hands the receive over in place (RecvOp::consume), so y is never written:
-    // its pieces are reduced where they lie, by ConsumeEager.
-    bool in_place = false;
   };
   EagerReduce eager_;
   // The round's first local step when it is a copy the round's communication neither

@@ -8,11 +8,11 @@
 // The segment count is a first guess to be tuned by measurement: at least `size` (so the
 // pipeline fills), at most one segment per kSegmentElems elements, never more than count;
 // two ranks have no chain to fill, and one segment saves the rounds (over shm a large
-// message streams through the ring anyway, or goes single-copy where that is enabled). The root sends from its input and copies it to its
-// output in the round of its last send, where the executor runs the copy while that
-// segment is in flight (Executor::PlanEarlyCopy) and no other rank waits for it; others
-// receive into and forward from the output. A round's receive and send are different
-// segments.
+// message streams through the ring anyway, or goes single-copy where that is enabled).
+// The root sends from its input and copies it to its output in the round of its last
+// send, where the executor runs the copy while that segment is in flight
+// (Executor::PlanEarlyCopy) and no other rank waits for it; others receive into and
+// forward from the output. A round's receive and send are different segments.
 #include <algorithm>
 
 #include "sched/algorithms/algorithms.h"

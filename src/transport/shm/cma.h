@@ -27,9 +27,11 @@ namespace weft::transport::shm {
 inline constexpr uint64_t kDefaultCmaThreshold = 0;
 Result<uint64_t> CmaThresholdFromEnv();
 
-// A receive consumed as it lands (RecvOp::incremental: the executor reduces it) is read in
-// pieces of this size, one per Progress() pass, so each piece is still in this core's L2
-// (1 MiB here) when the reduction reads it back. Measured in docs/BENCHMARKS.md.
+// A receive consumed as it lands is delivered in pieces of at most this size, one per
+// Progress() pass: read single-copy (RecvOp::incremental), so each piece is still in this
+// core's L2 (1 MiB here) when the reduction reads it back; or handed over in the ring
+// (RecvOp::consume), so the other links of the round keep moving while it is reduced.
+// Measured in docs/BENCHMARKS.md.
 inline constexpr uint64_t kIncrementalPieceBytes = 256 << 10;
 
 // The address of a word in this process holding kCmaProbeValue, for the peer's probe.

@@ -46,16 +46,11 @@ class Ring {
 
   // Consumer: copies up to n bytes out, as many as are there. Returns the count copied.
   size_t Read(void* dst, size_t n) {
-    const uint64_t tail = ctl_->tail.load(std::memory_order_relaxed);
-    // Head may lag behind tail, cached or even as stored: slots are consumed without
-    // reading head, and the producer stores a slot's stamp before its head. Until head
-    // passes tail there is nothing to read.
-    if (cached_head_ < tail + n) cached_head_ = ctl_->head.load(std::memory_order_acquire);
-    if (cached_head_ <= tail) return 0;
-    const size_t k = std::min<uint64_t>(n, cached_head_ - tail);
-    CopyOut(tail, dst, k);
-    ctl_->tail.store(tail + k, std::memory_order_release);
-    return k;
+    auto* out = static_cast<uint8_t*>(dst);
+    return ReadInPlace(n, 1, [&](const uint8_t* piece, size_t k) {
+      std::memcpy(out, piece, k);
+      out += k;
+    });
   }
 
   // Consumer: hands up to `max` readable bytes, rounded down to a multiple of `align`, to
@@ -66,8 +61,11 @@ class Ring {
   template <class F>
   size_t ReadInPlace(size_t max, size_t align, F&& f) {
     const uint64_t tail = ctl_->tail.load(std::memory_order_relaxed);
+    // Head may lag behind tail, cached or even as stored: slots are consumed without
+    // reading head, and the producer stores a slot's stamp before its head. Until head
+    // passes tail there is nothing to read.
     if (cached_head_ < tail + max) cached_head_ = ctl_->head.load(std::memory_order_acquire);
-    if (cached_head_ <= tail) return 0;  // head may lag (see Read)
+    if (cached_head_ <= tail) return 0;
     const size_t k = std::min<uint64_t>(max, cached_head_ - tail) & ~(align - 1);
     if (k == 0) return 0;
     const size_t off = tail & mask_;

@@ -122,7 +122,8 @@ Result<bool> ShmLink::ProgressRecvs() {
       } else if (whole) {
         // A small message written whole is read whole. (Never one consumed in place: the
         // poster asked CanConsumeInPlace, which says no at this size.)
-        if (bytes > kWholeMessageBytes || op->consume != nullptr) return ProtocolError(kind, bytes);
+        if (bytes > kWholeMessageBytes || op->consume != nullptr)
+          return ProtocolError(kind, bytes);
         in_.CopyFromSlot(op->data, bytes, kHdr);
         in_.ConsumeSlot(kind, kHdr + bytes);
         op->landed = bytes;
@@ -160,7 +161,7 @@ Result<bool> ShmLink::ProgressRecvs() {
       size_t n;
       if (op->consume != nullptr) {
         uint64_t at = inbound_.payload_off;
-        n = in_.ReadInPlace(std::min(bytes - at, kInPlacePieceBytes), op->consume_align,
+        n = in_.ReadInPlace(std::min(bytes - at, kIncrementalPieceBytes), op->consume_align,
                             [&](const uint8_t* piece, size_t k) {
                               op->consume(op->consume_ctx, at, piece, k);
                               at += k;

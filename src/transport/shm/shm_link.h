@@ -67,9 +67,6 @@ class ShmLink final : public Link {
   // Messages up to this size are written header and payload together in one slot
   // (Ring::WriteWhole).
   static constexpr uint64_t kWholeMessageBytes = 4096;
-  // At most this much of a payload consumed in place (RecvOp::consume) per Progress()
-  // pass, so the other links of the round keep moving while it is reduced.
-  static constexpr uint64_t kInPlacePieceBytes = 256 << 10;
 
  private:
   bool ProgressSends();

@@ -359,14 +359,14 @@ TEST(ShmRingTest, ReadInPlaceHandsOverWholeElementsAcrossTheRingEnd) {
 }
 
 // A streamed receive consumed in place (RecvOp::consume) is handed over in order, in
-// pieces of whole elements of at most kInPlacePieceBytes, and never written to `data`;
+// pieces of whole elements of at most kIncrementalPieceBytes, and never written to `data`;
 // single-copy and whole-slot sizes cannot be consumed in place.
 TEST(ShmLinkTest, ReceiveConsumedInPlaceNeverTouchesItsBuffer) {
   Pair p = MakePair(UniqueCommId(), 1 << 20, /*cma_threshold=*/4 << 20);
   EXPECT_FALSE(p.b->CanConsumeInPlace(ShmLink::kWholeMessageBytes));
   EXPECT_TRUE(p.b->CanConsumeInPlace(ShmLink::kWholeMessageBytes + 8));
   EXPECT_FALSE(p.b->CanConsumeInPlace(4 << 20)) << "single copy reads into the buffer";
-  const size_t bytes = 3 * ShmLink::kInPlacePieceBytes + 4000;  // larger than the ring
+  const size_t bytes = 3 * kIncrementalPieceBytes + 4000;  // larger than the ring
   std::vector<uint8_t> out = Pattern(6, 11, bytes), in(bytes, 0xEE), got;
   SendOp s{Header(0, 1, 0, bytes), out.data()};
   RecvOp r{Header(0, 1, 0, bytes), in.data()};
@@ -379,7 +379,7 @@ TEST(ShmLinkTest, ReceiveConsumedInPlaceNeverTouchesItsBuffer) {
     auto* v = static_cast<Seen*>(ctx);
     v->in_order &= offset == v->next;
     v->aligned &= n % 8 == 0;
-    v->small &= n <= ShmLink::kInPlacePieceBytes;
+    v->small &= n <= kIncrementalPieceBytes;
     const auto* b = static_cast<const uint8_t*>(piece);
     v->got->insert(v->got->end(), b, b + n);
     v->next = offset + n;
