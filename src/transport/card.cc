@@ -80,6 +80,7 @@ std::string EncodeCard(const Card& card) {
   if (!card.ofi_provider.empty()) {
     out += fmt::format("\nofi {} ", card.ofi_provider);
     for (uint8_t b : card.ofi_addr) out += fmt::format("{:02x}", b);
+    out += fmt::format(" eager {}", card.ofi_eager);
   }
   return out;
 }
@@ -137,8 +138,10 @@ Result<Card> DecodeCard(const std::string& text) {
   }
   if (lines.size() == 5) {
     std::vector<std::string> o = Split(lines[4], ' ');
-    if (o.size() != 3 || o[0] != "ofi" || !IsToken(o[1]) || o[2].empty() || o[2].size() % 2 != 0)
+    if (o.size() != 5 || o[0] != "ofi" || !IsToken(o[1]) || o[2].empty() ||
+        o[2].size() % 2 != 0 || o[3] != "eager")
       return Bad("bad ofi line", lines[4]);
+    if (!ParseNumber(o[4], &card.ofi_eager)) return Bad("bad ofi eager size", lines[4]);
     card.ofi_provider = o[1];
     for (size_t i = 0; i < o[2].size(); i += 2) {
       uint8_t b = 0;

@@ -10,9 +10,13 @@
 //   tcp 10.0.0.2:4312 127.0.0.1:4312        (no addresses: just "tcp")
 //   tcp 10.0.0.2:4312 10.0.1.2:4312 127.0.0.1:4312 rails 2 stripe-min 262144
 //                                            (multi-rail: the first 2 addresses are rails)
-//   ofi tcp;ofi_rxm 0a1b2c...                (with WEFT_TRANSPORT=ofi or shm+ofi, or auto
+//   ofi tcp;ofi_rxm 0a1b2c... eager 1073741824
+//                                            (with WEFT_TRANSPORT=ofi or shm+ofi, or auto
 //                                             when this rank found a fabric: the libfabric
-//                                             provider and the endpoint address in hex)
+//                                             provider, the endpoint address in hex, and the
+//                                             largest payload the rank takes inside a
+//                                             header's message; a link uses the smaller of
+//                                             its two ranks')
 #pragma once
 
 #include <cstdint>
@@ -38,6 +42,7 @@ struct Card {
   uint64_t stripe_min = 0;
   std::string ofi_provider;        // empty: no ofi line
   std::vector<uint8_t> ofi_addr;   // the endpoint's fi_getname() bytes
+  uint64_t ofi_eager = 0;          // ofi::ProviderLimits::eager_bytes
 };
 
 std::string EncodeCard(const Card& card);

@@ -186,7 +186,8 @@ Status Mesh::ConnectOfiPeers(const MeshOptions& o, TransportMode mode, const Car
   WEFT_RETURN_IF_ERROR(endpoint->InsertPeers(addrs));
   for (int r = 0; r < o.size; ++r)
     if (r != o.rank && UsesOfi(mode, cards[r].host_id == mine.host_id))
-      links_[r] = std::make_unique<ofi::OfiLink>(o.rank, r, endpoint);
+      links_[r] = std::make_unique<ofi::OfiLink>(
+          o.rank, r, endpoint, std::min(mine.ofi_eager, cards[r].ofi_eager));
   return Status::Ok();
 #else
   return InvalidArgument("WEFT_TRANSPORT=ofi, but this weft was built without libfabric");
@@ -212,6 +213,7 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
   if (endpoint) {
     mine.ofi_provider = endpoint->provider();
     mine.ofi_addr = endpoint->address();
+    mine.ofi_eager = endpoint->limits().eager_bytes;
   }
 #endif
   // tcp only where some pair may use it: never with ofi, nor with auto that found a

@@ -123,6 +123,13 @@ void CardSeeds() {
   Write("card", "name-not-literal",
         "weft-card 1\nrank 0 size 2 comm 00000000deadbeef mode auto\nhost h\ntcp 1.example:80");
   Write("card", "extra-line", transport::EncodeCard(c) + "\n");
+  c.mode = transport::TransportMode::kOfi;
+  c.rank = 1;
+  c.size = 2;
+  c.ofi_provider = "tcp;ofi_rxm";
+  c.ofi_addr = {0x0a, 0x1b, 0x2c, 0x3d};
+  c.ofi_eager = 1048576;
+  Write("card", "ofi", transport::EncodeCard(c));
 
   Write("sockaddr", "v4", "10.0.0.2:4312");
   Write("sockaddr", "v4-no-port", "127.0.0.1");

@@ -30,6 +30,13 @@ constexpr uint32_t kFiVersion = FI_VERSION(1, 10);
 constexpr const char* kAutoProviders[] = {"efa", "verbs;ofi_rxm", "tcp;ofi_rxm"};
 // Staging buffers allocated (and registered) together.
 constexpr size_t kSlabBuffers = 32;
+// The eager size of a rank that sends from and receives into the user's buffer. Above it
+// an op's payload follows its header as a message of its own, a cost that is small
+// beside the payload's own time there. It is also the size of the overflow sink, which
+// lets the header of a mismatched call's larger message be read and the error name both
+// calls: a mismatch sending more than that past the expected size is still reported, as
+// a larger message from a different call.
+constexpr uint64_t kInPlaceEagerBytes = uint64_t{1} << 20;
 // Completions read per fi_cq_read call.
 constexpr int kCqBatch = 16;
 
@@ -187,6 +194,25 @@ void TuneProvider(const std::string& provider) {
   SetEnvIfUnset("FI_OFI_RXM_ENABLE_DYN_RBUF", "1");
 }
 
+// The largest eager payload this rank can send and receive (ProviderLimits::eager_bytes),
+// once `l` says how it moves them. Through staging on either side: what staging holds.
+// From and into the user's buffer both ways: kInPlaceEagerBytes, so that an op of up to
+// that size is one message (each message costs rxm over tcp a trip through its progress
+// and the completion queue, where weft's tcp link writes header and payload with one
+// sendmsg). WEFT_OFI_EAGER (bytes) lowers it, e.g. to 8192 for the two-message ops of
+// before.
+Result<uint64_t> EagerOffer(const ProviderLimits& l, uint64_t max_msg, int rank) {
+  uint64_t can = l.staged_eager_bytes;
+  if (l.send_iov && l.recv_iov)
+    can = std::min({kInPlaceEagerBytes, l.max_chunk, max_msg > 64 ? max_msg - 64 : 0});
+  Result<long long> want = GetEnvInt("WEFT_OFI_EAGER", static_cast<long long>(can));
+  if (!want.ok()) return want.status();
+  if (want.value() < 0)
+    return InvalidArgument(
+        fmt::format("rank {}: WEFT_OFI_EAGER={} is negative (bytes)", rank, want.value()));
+  return std::min<uint64_t>(can, static_cast<uint64_t>(want.value()));
+}
+
 }  // namespace
 
 std::string FiError(const char* what, int ret) {
@@ -199,8 +225,8 @@ ProviderLimits LimitsFor(const fi_info* info) {
   uint64_t max_msg = info->ep_attr->max_msg_size;
   // Chunks of at most 1 GiB keep each message well inside what every provider handles.
   l.max_chunk = std::min<uint64_t>(max_msg, uint64_t{1} << 30);
-  // Small payloads ride in the header message: below the rxm eager limit (16 KiB).
-  l.eager_bytes = std::min<uint64_t>(8192, max_msg > 64 ? max_msg - 64 : 0);
+  // Staged payloads ride in the header message: below the rxm eager limit (16 KiB).
+  l.staged_eager_bytes = std::min<uint64_t>(8192, max_msg > 64 ? max_msg - 64 : 0);
   // 64-bit tags unless the provider says fewer (mem_tag_format, 0 means "any").
   l.seq_bits = 40;
   // rxm over tcp keeps an unexpected message in a buffer it allocates and copies it out
@@ -215,8 +241,10 @@ ProviderLimits LimitsFor(const fi_info* info) {
     // provider's long-message (read or CTS) protocol, which wants the buffers registered
     // (FI_MR_LOCAL in the reply). Eager messages must fit one device packet minus the
     // provider's headers, so keep ours under the common 8 KiB MTU of efa devices.
-    l.eager_bytes = std::min<uint64_t>(l.eager_bytes, 4096);
+    l.staged_eager_bytes = std::min<uint64_t>(l.staged_eager_bytes, 4096);
   }
+  // Until Open knows how this rank moves eager payloads (EagerOffer).
+  l.eager_bytes = l.staged_eager_bytes;
   return l;
 }
 
@@ -282,7 +310,12 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank, const OpenOptio
   // Registering a small user buffer per send costs more than copying it into the staging
   // buffer, which is registered once.
   if (e->register_) e->limits_.send_iov = false;
-  if (e->limits_.recv_iov && !e->register_ && e->info_->rx_attr->iov_limit >= 3) {
+  WEFT_ASSIGN_OR_RETURN(e->limits_.eager_bytes,
+                        EagerOffer(e->limits_, e->info_->ep_attr->max_msg_size, rank));
+  if (e->limits_.recv_iov && !e->register_ && e->info_->rx_attr->iov_limit >= 3 &&
+      e->limits_.eager_bytes > 0) {
+    // Room for all a peer's eager message can carry past a smaller expected one. Not
+    // value-initialised: its pages stay untouched unless a mismatched call lands there.
     e->sink_bytes_ = e->limits_.eager_bytes;
     e->sink_.reset(new uint8_t[e->sink_bytes_]);
   }
@@ -314,7 +347,7 @@ Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank, const OpenOptio
   ret = fi_getname(&e->ep_->fid, e->address_.data(), &len);
   if (ret) return fail("fi_getname", ret);
   e->address_.resize(len);
-  WEFT_INFO("rank {}: ofi provider {} (domain {}), eager {} B, chunk {} B{}{}{}", rank,
+  WEFT_INFO("rank {}: ofi provider {} (domain {}), eager up to {} B, chunk {} B{}{}{}", rank,
             e->provider_, e->info_->domain_attr->name ? e->info_->domain_attr->name : "?",
             e->limits_.eager_bytes, e->limits_.max_chunk,
             e->limits_.recv_iov ? ", eager payloads received in place" : "",

@@ -59,8 +59,16 @@ class OfiLink;
 struct ProviderLimits {
   // Largest payload of one tagged message; larger payloads are split into chunks.
   uint64_t max_chunk = 0;
-  // Payloads up to this size travel inside the header message; larger ones follow the
-  // header as their own message(s).
+  // Room for a payload behind the header in a staging buffer (8 KiB; 4 KiB on efa): the
+  // most an eager payload can be where it is copied through staging on either side.
+  uint64_t staged_eager_bytes = 0;
+  // The largest payload this rank sends and receives inside the header's message (an
+  // eager payload); larger ones follow the header as their own message(s). Where both
+  // directions use the user's buffer (send_iov and recv_iov) that is 1 MiB (at most a
+  // chunk), so an op up to that is one message; otherwise staged_eager_bytes.
+  // WEFT_OFI_EAGER lowers it. It is
+  // published in the card, and each link uses the smaller of its two ranks' values
+  // (both ends of a link must split an op the same way).
   uint64_t eager_bytes = 0;
   // Bits of the tag that carry the message sequence number.
   int seq_bits = 0;
@@ -128,7 +136,8 @@ class OfiEndpoint {
   // detected from (transport/used_links.h).
   std::string domain() const;
   int64_t nic_speed_mbps() const;
-  // Tests: smaller chunks, to split payloads without gigabytes. Before links are made.
+  // Tests: smaller chunks, to split payloads without gigabytes (with WEFT_OFI_EAGER, so
+  // that payloads over it are chunked). Before links are made.
   void set_max_chunk_for_test(uint64_t bytes) { limits_.max_chunk = bytes; }
 
   // Inserts the peers' addresses (index = rank; the entry for this rank is ignored).
@@ -154,14 +163,15 @@ class OfiEndpoint {
 
   // Where a mismatched call's larger eager message lands past what the receive expected,
   // so that its header still arrives and is checked (rxm delivers nothing of a truncated
-  // receive): the third iovec of every recv_iov receive, eager_bytes long, shared by all
-  // of them and never read. Null where there is no room for a third iovec or buffers
+  // receive): the third iovec of every recv_iov receive, limits().eager_bytes long,
+  // shared by all of them and never read. Its pages are touched only by such a message. Null where there is no room for a third iovec or buffers
   // must be registered.
   void* overflow_sink() const { return sink_.get(); }
   size_t overflow_sink_bytes() const { return sink_bytes_; }
 
-  // Staging buffers: 32 header bytes + limits().eager_bytes each, registered when needed.
-  size_t staging_bytes() const { return sizeof(WireHeader) + limits_.eager_bytes; }
+  // Staging buffers: 32 header bytes + limits().staged_eager_bytes each, registered when
+  // needed.
+  size_t staging_bytes() const { return sizeof(WireHeader) + limits_.staged_eager_bytes; }
   Result<Staging> AcquireStaging();
   void ReleaseStaging(Staging s);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <rdma/fi_errno.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace weft::transport::ofi {
@@ -24,10 +25,13 @@ uint64_t OfiLink::ControlTag(int rank, int seq_bits) {
   return kControlBit | (static_cast<uint64_t>(rank) << seq_bits);
 }
 
-OfiLink::OfiLink(int self, int peer, std::shared_ptr<OfiEndpoint> endpoint)
+OfiLink::OfiLink(int self, int peer, std::shared_ptr<OfiEndpoint> endpoint, uint64_t eager_bytes)
     : Link(self, peer),
       ep_(std::move(endpoint)),
       limits_(ep_->limits()),
+      // Never more than this rank can take: a staged eager payload must fit its staging
+      // buffer. (Mesh passes the pair's minimum, which is never more.)
+      eager_bytes_(std::min(eager_bytes, limits_.eager_bytes)),
       peer_addr_(ep_->PeerAddr(peer)) {}
 
 OfiLink::~OfiLink() {
@@ -47,13 +51,13 @@ OfiLink::~OfiLink() {
 }
 
 int OfiLink::Parts(uint64_t bytes) const {
-  if (bytes <= limits_.eager_bytes) return 1;
+  if (bytes <= eager_bytes_) return 1;
   return 1 + static_cast<int>((bytes + limits_.max_chunk - 1) / limits_.max_chunk);
 }
 
 OfiLink::Span OfiLink::PartSpan(uint64_t bytes, int part) const {
   // Message 0 carries an eager payload or none; chunk k (1..) the k-th max_chunk.
-  if (part == 0) return Span{0, bytes <= limits_.eager_bytes ? bytes : 0};
+  if (part == 0) return Span{0, bytes <= eager_bytes_ ? bytes : 0};
   uint64_t off = static_cast<uint64_t>(part - 1) * limits_.max_chunk;
   return Span{off, std::min(limits_.max_chunk, bytes - off)};
 }

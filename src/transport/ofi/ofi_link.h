@@ -1,16 +1,21 @@
 // A Link to a peer over libfabric tagged messages on the communicator's shared RDM
 // endpoint (ofi_endpoint.h).
 //
-// Each op becomes one header message and, for payloads over the eager size, one or more
-// payload messages:
+// Each op becomes one header message and, for payloads over the link's eager size, one or
+// more payload messages:
 //   - header message: the 32-byte WireHeader from a staging buffer, followed by the
-//     payload itself when it is at most limits().eager_bytes. The sender gives the
+//     payload itself when it is at most eager_bytes(). The sender gives the
 //     payload as a second iovec (fi_tsendv) where the provider allows (send_iov), else
 //     copies it behind the header; the receiver takes it straight into the user's buffer
 //     (fi_trecvv, recv_iov: where payloads are pre-posted, below), else into staging and
 //     copies it out after the header check. The bytes on the wire are the same.
 //   - payload chunks: the payload straight from/into the user's buffer, in chunks of at
 //     most limits().max_chunk bytes.
+// The eager size is the smaller of the two ranks' ProviderLimits::eager_bytes (each
+// publishes its own in the card): 1 MiB where both ranks send from and receive into the
+// user's buffer (rxm over tcp), so that an op up to that is one message; otherwise what a
+// staging buffer holds. Both ends must split an op alike, so it is the pair's, not
+// each rank's own.
 // Every message has its own tag: the sender's rank and a per-direction message number
 // that both sides count the same way (an op takes Parts() numbers, known to both from
 // the header's byte count). So matching never depends on the provider's message order
@@ -52,7 +57,8 @@ namespace weft::transport::ofi {
 
 class OfiLink final : public Link {
  public:
-  OfiLink(int self, int peer, std::shared_ptr<OfiEndpoint> endpoint);
+  // `eager_bytes`: the pair's, min of both ranks' limits().eager_bytes.
+  OfiLink(int self, int peer, std::shared_ptr<OfiEndpoint> endpoint, uint64_t eager_bytes);
   ~OfiLink() override;
 
   void PostSend(SendOp* op) override;
@@ -65,6 +71,9 @@ class OfiLink final : public Link {
   void Shutdown() override;
   // Best effort, bounded by kShutdownWait: polls the endpoint until the frame has left.
   void SendAbort(const Status& cause) override;
+
+  // Payloads up to this size travel inside the header's message.
+  uint64_t eager_bytes() const { return eager_bytes_; }
 
   // Called by OfiEndpoint::Poll for this link's requests.
   void OnComplete(Request* req, size_t len);
@@ -134,6 +143,7 @@ class OfiLink final : public Link {
 
   std::shared_ptr<OfiEndpoint> ep_;
   ProviderLimits limits_;
+  uint64_t eager_bytes_;
   fi_addr_t peer_addr_;
 
   std::deque<std::unique_ptr<SendEntry>> sends_;

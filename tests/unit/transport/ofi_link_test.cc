@@ -34,8 +34,15 @@ class OfiTest : public ::testing::Test {
     setenv("WEFT_OFI_PROVIDER", "tcp;ofi_rxm", 1);
     unsetenv("WEFT_OFI_MR");
     unsetenv("WEFT_OFI_PREPOST");
+    unsetenv("WEFT_OFI_EAGER");
   }
+  void TearDown() override { unsetenv("WEFT_OFI_EAGER"); }
 };
+
+// The link's eager size, as Mesh gives it: the smaller of the two ranks' offers.
+uint64_t PairEager(const std::shared_ptr<OfiEndpoint> (&ep)[2]) {
+  return std::min(ep[0]->limits().eager_bytes, ep[1]->limits().eager_bytes);
+}
 
 // Two endpoints joined by links by hand (no Mesh), optionally with small chunks.
 struct Pair {
@@ -55,7 +62,7 @@ Pair MakePair(uint64_t max_chunk = 0) {
   std::vector<std::vector<uint8_t>> addrs = {p.ep[0]->address(), p.ep[1]->address()};
   for (int r = 0; r < 2; ++r) {
     EXPECT_TRUE(p.ep[r]->InsertPeers(addrs).ok());
-    p.link[r] = std::make_unique<OfiLink>(r, 1 - r, p.ep[r]);
+    p.link[r] = std::make_unique<OfiLink>(r, 1 - r, p.ep[r], PairEager(p.ep));
   }
   return p;
 }
@@ -72,8 +79,41 @@ TEST_F(OfiTest, OpensTheRequestedProvider) {
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_EQ((*e)->provider(), "tcp;ofi_rxm");
   EXPECT_FALSE((*e)->address().empty());
-  EXPECT_GT((*e)->limits().eager_bytes, 0u);
-  EXPECT_GT((*e)->limits().max_chunk, (*e)->limits().eager_bytes);
+  EXPECT_EQ((*e)->limits().staged_eager_bytes, 8192u);
+  EXPECT_GT((*e)->limits().max_chunk, (*e)->limits().staged_eager_bytes);
+  // Over rxm/tcp a rank sends from and receives into the user's buffer both ways, so it
+  // takes 1 MiB inside the header's message: an op up to that is one message, and the
+  // overflow sink takes as much.
+  EXPECT_EQ((*e)->limits().eager_bytes, 1u << 20);
+  EXPECT_EQ((*e)->overflow_sink_bytes(), 1u << 20);
+}
+
+TEST_F(OfiTest, EagerSizeFollowsHowTheRankMovesPayloadsAndTheEnvironment) {
+  // Through staging on either side (receives posted after the header, or registered
+  // buffers): what a staging buffer holds. WEFT_OFI_EAGER lowers it, never raises it.
+  struct Case {
+    const char* prepost;
+    const char* mr;
+    const char* eager;
+    uint64_t want;
+  };
+  for (const Case& c : {Case{"0", "0", nullptr, 8192}, Case{"1", "1", nullptr, 8192},
+                        Case{"1", "0", "65536", 65536}, Case{"1", "0", "0", 0},
+                        Case{"0", "0", "100000000", 8192}}) {
+    setenv("WEFT_OFI_PREPOST", c.prepost, 1);
+    setenv("WEFT_OFI_MR", c.mr, 1);
+    if (c.eager) setenv("WEFT_OFI_EAGER", c.eager, 1); else unsetenv("WEFT_OFI_EAGER");
+    auto e = OfiEndpoint::Open(0);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_EQ((*e)->limits().eager_bytes, c.want)
+        << "prepost " << c.prepost << " mr " << c.mr << " eager " << (c.eager ? c.eager : "-");
+  }
+  unsetenv("WEFT_OFI_MR");
+  setenv("WEFT_OFI_EAGER", "-1", 1);
+  auto e = OfiEndpoint::Open(0);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), Code::kInvalidArgument);
+  EXPECT_THAT(e.status().message(), HasSubstr("WEFT_OFI_EAGER=-1"));
 }
 
 TEST_F(OfiTest, UnknownProviderIsAnErrorNamingIt) {
@@ -88,7 +128,8 @@ TEST_F(OfiTest, UnknownProviderIsAnErrorNamingIt) {
 // Many messages queued both ways at once, of sizes around the eager limit and over
 // several chunks, each checked byte for byte; ops complete in FIFO order.
 void ExchangeMany(Pair& p) {
-  const uint64_t eager = p.ep[0]->limits().eager_bytes;
+  // Around the link's eager size where it is small; sizes up to 3 MiB either way.
+  const uint64_t eager = std::min<uint64_t>(p.link[0]->eager_bytes(), 8192);
   const std::vector<size_t> sizes = {0,         1,         31,           eager - 1, eager,
                                      eager + 1, 100000,    (1 << 20) + 3, 7,         3 << 20};
   std::vector<Status> errors(2);
@@ -126,16 +167,22 @@ void ExchangeMany(Pair& p) {
 }
 
 TEST_F(OfiTest, ManyMessagesBothWays) {
+  // Over rxm/tcp every op up to 1 MiB is one message; the 3 MiB ones a header message,
+  // then one chunk.
   Pair p = MakePair();
   ASSERT_TRUE(p.link[1]);
+  ASSERT_EQ(p.link[0]->eager_bytes(), 1u << 20);
   ExchangeMany(p);
 }
 
 TEST_F(OfiTest, PayloadsSplitIntoChunks) {
+  setenv("WEFT_OFI_EAGER", "8192", 1);  // over it, a header message then chunks
   Pair p = MakePair(/*max_chunk=*/65536);
   ASSERT_TRUE(p.link[1]);
+  ASSERT_EQ(p.link[0]->eager_bytes(), 8192u);
   ExchangeMany(p);
 }
+
 
 TEST_F(OfiTest, EagerPayloadsAreNeitherCopiedInNorOutOverRxmTcp) {
   // The default here: an eager payload is sent from the user's buffer (second iovec of
@@ -171,8 +218,10 @@ TEST_F(OfiTest, PrepostOnOneRankOnlyStillMovesEveryMessage) {
   p.ep[1] = e.value();
   std::vector<std::vector<uint8_t>> addrs = {p.ep[0]->address(), p.ep[1]->address()};
   for (int r = 0; r < 2; ++r) ASSERT_TRUE(p.ep[r]->InsertPeers(addrs).ok());
-  p.link[0] = std::make_unique<OfiLink>(0, 1, p.ep[0]);
-  p.link[1] = std::make_unique<OfiLink>(1, 0, p.ep[1]);
+  // The pair's eager size is the staging rank's: rank 0 could take a whole chunk.
+  EXPECT_EQ(PairEager(p.ep), 8192u);
+  p.link[0] = std::make_unique<OfiLink>(0, 1, p.ep[0], PairEager(p.ep));
+  p.link[1] = std::make_unique<OfiLink>(1, 0, p.ep[1], PairEager(p.ep));
   ExchangeMany(p);
 }
 
@@ -186,9 +235,10 @@ TEST_F(OfiTest, ChunksReceivedThroughStaging) {
 TEST_F(OfiTest, MessagesAroundTheEagerAndChunkLimits) {
   // Sizes at the eager limit (8 KiB: one message), one over it (header, then chunks),
   // at, under and over chunk boundaries, and zero.
+  setenv("WEFT_OFI_EAGER", "8192", 1);
   Pair p = MakePair(/*max_chunk=*/4096);
   ASSERT_TRUE(p.link[1]);
-  const uint64_t eager = p.ep[0]->limits().eager_bytes;
+  const uint64_t eager = p.link[0]->eager_bytes();
   ASSERT_EQ(eager, 8192u);
   const std::vector<size_t> sizes = {4095, 4096, 4097, eager, eager + 1, 0, 3 * 4096 + 1,
                                      4 * 4096};
@@ -475,6 +525,8 @@ TEST_F(OfiTest, MeshWithOfiModeConnectsEveryPeer) {
     for (int q = 0; q < n; ++q)
       if (q != r) {
         EXPECT_STREQ(meshes[r]->link(q)->Name(), "ofi");
+        // Each rank's eager size travels on its card: here both offer 1 MiB.
+        EXPECT_EQ(static_cast<OfiLink*>(meshes[r]->link(q))->eager_bytes(), 1u << 20);
       }
   }
 }
@@ -488,16 +540,22 @@ TEST_F(OfiTest, CardCarriesTheOfiAddress) {
   c.host_id = "h";
   c.ofi_provider = "tcp;ofi_rxm";
   c.ofi_addr = {0x00, 0x0a, 0xff};
+  c.ofi_eager = 1048576;
   std::string text = EncodeCard(c);
   EXPECT_THAT(text, HasSubstr("mode ofi"));
-  EXPECT_THAT(text, HasSubstr("\nofi tcp;ofi_rxm 000aff"));
+  EXPECT_THAT(text, HasSubstr("\nofi tcp;ofi_rxm 000aff eager 1048576"));
   Result<Card> d = DecodeCard(text);
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ(d->mode, TransportMode::kOfi);
   EXPECT_EQ(d->ofi_provider, "tcp;ofi_rxm");
   EXPECT_EQ(d->ofi_addr, c.ofi_addr);
-  for (const char* bad : {"ofi tcp;ofi_rxm 0", "ofi tcp;ofi_rxm zz", "ofi tcp;ofi_rxm",
-                          "ofi  000aff"}) {
+  EXPECT_EQ(d->ofi_eager, c.ofi_eager);
+  for (const char* bad :
+       {"ofi tcp;ofi_rxm 0 eager 1", "ofi tcp;ofi_rxm zz eager 1", "ofi tcp;ofi_rxm",
+        "ofi  000aff eager 1", "ofi tcp;ofi_rxm 000aff", "ofi tcp;ofi_rxm 000aff eager",
+        "ofi tcp;ofi_rxm 000aff eager -1", "ofi tcp;ofi_rxm 000aff eager 1k",
+        "ofi tcp;ofi_rxm 000aff eager 99999999999999999999", "ofi tcp;ofi_rxm 000aff size 1",
+        "ofi tcp;ofi_rxm 000aff eager 1 2"}) {
     std::string s = text.substr(0, text.rfind('\n') + 1) + bad;
     EXPECT_FALSE(DecodeCard(s).ok()) << s;
   }
