@@ -10,7 +10,7 @@
 //   tcp 10.0.0.2:4312 127.0.0.1:4312        (no addresses: just "tcp")
 //   tcp 10.0.0.2:4312 10.0.1.2:4312 127.0.0.1:4312 rails 2 stripe-min 262144
 //                                            (multi-rail: the first 2 addresses are rails)
-//   ofi tcp;ofi_rxm 0a1b2c... eager 1073741824
+//   ofi tcp;ofi_rxm 0a1b2c... eager 1048576
 //                                            (with WEFT_TRANSPORT=ofi or shm+ofi, or auto
 //                                             when this rank found a fabric: the libfabric
 //                                             provider, the endpoint address in hex, and the

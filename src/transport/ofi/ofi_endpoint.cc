@@ -32,10 +32,9 @@ constexpr const char* kAutoProviders[] = {"efa", "verbs;ofi_rxm", "tcp;ofi_rxm"}
 constexpr size_t kSlabBuffers = 32;
 // The eager size of a rank that sends from and receives into the user's buffer. Above it
 // an op's payload follows its header as a message of its own, a cost that is small
-// beside the payload's own time there. It is also the size of the overflow sink, which
-// lets the header of a mismatched call's larger message be read and the error name both
-// calls: a mismatch sending more than that past the expected size is still reported, as
-// a larger message from a different call.
+// beside the payload's own time there. It is also the size of the overflow sink (room
+// for all a mismatched call's eager message carries past the expected size, so that its
+// header is read and the error names both calls), allocated once per endpoint.
 constexpr uint64_t kInPlaceEagerBytes = uint64_t{1} << 20;
 // Completions read per fi_cq_read call.
 constexpr int kCqBatch = 16;

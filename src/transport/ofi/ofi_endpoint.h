@@ -66,9 +66,8 @@ struct ProviderLimits {
   // eager payload); larger ones follow the header as their own message(s). Where both
   // directions use the user's buffer (send_iov and recv_iov) that is 1 MiB (at most a
   // chunk), so an op up to that is one message; otherwise staged_eager_bytes.
-  // WEFT_OFI_EAGER lowers it. It is
-  // published in the card, and each link uses the smaller of its two ranks' values
-  // (both ends of a link must split an op the same way).
+  // WEFT_OFI_EAGER lowers it. It is published in the card, and each link uses the smaller
+  // of its two ranks' values (both ends of a link must split an op the same way).
   uint64_t eager_bytes = 0;
   // Bits of the tag that carry the message sequence number.
   int seq_bits = 0;
@@ -163,9 +162,10 @@ class OfiEndpoint {
 
   // Where a mismatched call's larger eager message lands past what the receive expected,
   // so that its header still arrives and is checked (rxm delivers nothing of a truncated
-  // receive): the third iovec of every recv_iov receive, limits().eager_bytes long,
-  // shared by all of them and never read. Its pages are touched only by such a message. Null where there is no room for a third iovec or buffers
-  // must be registered.
+  // receive): the third iovec of every recv_iov receive, limits().eager_bytes long (no
+  // peer's eager message carries more), shared by all of them and never read; its pages
+  // are touched only by such a message. Null where there is no room for a third iovec or
+  // buffers must be registered.
   void* overflow_sink() const { return sink_.get(); }
   size_t overflow_sink_bytes() const { return sink_bytes_; }
 
