@@ -8,7 +8,8 @@
 # full-duplex NIC of that rate. The kernel here has no netem, so there is no added delay.
 #
 #   hosts_up H R [GBIT]   create (returns non-zero when namespaces cannot be made);
-#                         HOSTS_BURST_MS, HOSTS_DELAY_US: see hosts_shape
+#                         HOSTS_BURST_MS, HOSTS_DELAY_US, HOSTS_TBF_LATENCY: see
+#                         hosts_shape
 #   hosts_has_qdisc Q     true when the kernel has qdisc Q (tbf, netem)
 #   hosts_down            delete every namespace created (traps call it; idempotent)
 #   host_ns h             the namespace of host h
@@ -54,6 +55,8 @@ hosts_down() {
 # HOSTS_BURST_MS changes it; a link idle for that long sends its next burst at veth speed.
 # HOSTS_DELAY_US adds that one-way delay with netem under the tbf, where the kernel has
 # netem (hosts_has_netem; minimal kernels often lack CONFIG_NET_SCH_NETEM).
+# HOSTS_TBF_LATENCY (default 50ms) is how long a packet may wait in the shaper's queue
+# before it is dropped: the depth of the emulated switch buffer.
 hosts_shape() {  # ns dev gbit
   local burst
   burst=$(awk -v g="$3" -v ms="${HOSTS_BURST_MS:-2}" 'BEGIN { printf "%d", g * 1e9 / 8 * ms / 1000 }')
@@ -61,9 +64,9 @@ hosts_shape() {  # ns dev gbit
     ip netns exec "$1" tc qdisc add dev "$2" root handle 1: netem delay "${HOSTS_DELAY_US}us" \
       limit 100000 || return 1
     ip netns exec "$1" tc qdisc add dev "$2" parent 1:1 handle 10: tbf rate "${3}gbit" \
-      burst "$burst" latency 50ms
+      burst "$burst" latency "${HOSTS_TBF_LATENCY:-50ms}"
   else
-    ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "${3}gbit" burst "$burst" latency 50ms
+    ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "${3}gbit" burst "$burst" latency "${HOSTS_TBF_LATENCY:-50ms}"
   fi
 }
 
