@@ -6,7 +6,9 @@
 # add time). Prints a markdown table (and keeps the weft-bench JSON under --out).
 #
 #   --rails   2 hosts x L ranks, 2 rails per host: weft-bench with WEFT_SOCKET_NRAILS=1
-#             against 2 (multi-rail tcp); busbw per op and size, and the ratio.
+#             against 2 (multi-rail tcp; with WEFT_TRANSPORT=ofi in the environment,
+#             WEFT_OFI_NRAILS=1 against 2: multi-rail ofi); busbw per op and size, and the
+#             ratio.
 #   --hier    H hosts x L ranks, 1 rail: per op, WEFT_ALGO=<op>:ring, <op>:hierarchical, any
 #             --also algorithms of that op, and the planner's own choice (read from its
 #             WEFT_DEBUG=INFO line); µs per call, and whether the planner's choice was the
@@ -63,8 +65,8 @@ run() {  # label op json [env...]
 for rep in $(seq 1 "$REPEAT"); do
   for op in ${OPS//,/ }; do
     if [ $MODE = rails ]; then
-      run "1 rail" "$op" "$OUT/$op.rails1.$rep.json" WEFT_SOCKET_NRAILS=1
-      run "2 rails" "$op" "$OUT/$op.rails2.$rep.json" WEFT_SOCKET_NRAILS=2
+      run "1 rail" "$op" "$OUT/$op.rails1.$rep.json" WEFT_SOCKET_NRAILS=1 WEFT_OFI_NRAILS=1
+      run "2 rails" "$op" "$OUT/$op.rails2.$rep.json" WEFT_SOCKET_NRAILS=2 WEFT_OFI_NRAILS=2
     else
       run ring "$op" "$OUT/$op.ring.$rep.json" WEFT_ALGO="$op:ring"
       run hierarchical "$op" "$OUT/$op.hierarchical.$rep.json" WEFT_ALGO="$op:hierarchical"

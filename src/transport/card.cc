@@ -6,6 +6,8 @@
 #include <charconv>
 #include <sstream>
 
+#include "transport/stripes.h"
+
 namespace weft::transport {
 namespace {
 
@@ -79,7 +81,10 @@ std::string EncodeCard(const Card& card) {
     out += fmt::format(" rails {} stripe-min {}", card.tcp_rails, card.stripe_min);
   if (!card.ofi_provider.empty()) {
     out += fmt::format("\nofi {} ", card.ofi_provider);
-    for (uint8_t b : card.ofi_addr) out += fmt::format("{:02x}", b);
+    for (size_t k = 0; k < card.ofi_addrs.size(); ++k) {
+      if (k > 0) out += ',';
+      for (uint8_t b : card.ofi_addrs[k]) out += fmt::format("{:02x}", b);
+    }
     out += fmt::format(" eager {}", card.ofi_eager);
   }
   return out;
@@ -138,15 +143,20 @@ Result<Card> DecodeCard(const std::string& text) {
   }
   if (lines.size() == 5) {
     std::vector<std::string> o = Split(lines[4], ' ');
-    if (o.size() != 5 || o[0] != "ofi" || !IsToken(o[1]) || o[2].empty() ||
-        o[2].size() % 2 != 0 || o[3] != "eager")
+    if (o.size() != 5 || o[0] != "ofi" || !IsToken(o[1]) || o[3] != "eager")
       return Bad("bad ofi line", lines[4]);
     if (!ParseNumber(o[4], &card.ofi_eager)) return Bad("bad ofi eager size", lines[4]);
     card.ofi_provider = o[1];
-    for (size_t i = 0; i < o[2].size(); i += 2) {
-      uint8_t b = 0;
-      if (!ParseNumber(o[2].substr(i, 2), &b, 16)) return Bad("bad ofi address", lines[4]);
-      card.ofi_addr.push_back(b);
+    std::vector<std::string> rails = Split(o[2], ',');
+    if (rails.size() > static_cast<size_t>(kMaxRails)) return Bad("too many ofi rails", lines[4]);
+    for (const std::string& hex : rails) {
+      if (hex.empty() || hex.size() % 2 != 0) return Bad("bad ofi address", lines[4]);
+      std::vector<uint8_t>& addr = card.ofi_addrs.emplace_back();
+      for (size_t i = 0; i < hex.size(); i += 2) {
+        uint8_t b = 0;
+        if (!ParseNumber(hex.substr(i, 2), &b, 16)) return Bad("bad ofi address", lines[4]);
+        addr.push_back(b);
+      }
     }
   }
   return card;

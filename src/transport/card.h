@@ -11,9 +11,10 @@
 //   tcp 10.0.0.2:4312 10.0.1.2:4312 127.0.0.1:4312 rails 2 stripe-min 262144
 //                                            (multi-rail: the first 2 addresses are rails)
 //   ofi tcp;ofi_rxm 0a1b2c... eager 1048576
-//                                            (with WEFT_TRANSPORT=ofi or shm+ofi, or auto
+//   ofi efa 0a1b...,0c2d... eager 4096       (with WEFT_TRANSPORT=ofi or shm+ofi, or auto
 //                                             when this rank found a fabric: the libfabric
-//                                             provider, the endpoint address in hex, and the
+//                                             provider, the address of each endpoint in
+//                                             hex, one per rail (WEFT_OFI_NRAILS), and the
 //                                             largest payload the rank takes inside a
 //                                             header's message; a link uses the smaller of
 //                                             its two ranks')
@@ -41,7 +42,8 @@ struct Card {
   int tcp_rails = 1;
   uint64_t stripe_min = 0;
   std::string ofi_provider;        // empty: no ofi line
-  std::vector<uint8_t> ofi_addr;   // the endpoint's fi_getname() bytes
+  // Each endpoint's fi_getname() bytes, one endpoint per rail (NIC), rail 0 first.
+  std::vector<std::vector<uint8_t>> ofi_addrs;
   uint64_t ofi_eager = 0;          // ofi::ProviderLimits::eager_bytes
 };
 

@@ -72,6 +72,10 @@ class Link {
   // WantsWrite()), or -1 if this link must be polled by calling Progress().
   virtual int PollFd() const { return -1; }
   virtual bool WantsWrite() const { return false; }
+  // Whether POLLIN on PollFd() should wake the executor now: false for a link whose fd
+  // turns readable with bytes it has not been asked to read yet (tcp, with no receive
+  // posted), so that they do not wake it over and over.
+  virtual bool WantsRead() const { return true; }
 
   // Links without a file descriptor may offer a wake word instead (shm). ArmWake()
   // announces that this side is about to sleep and returns the word; from then until

@@ -10,8 +10,8 @@
 #include "core/log.h"
 #include "net/link_speed.h"
 #include "transport/card.h"
+#include "transport/rail_link.h"
 #include "transport/shm/shm_setup.h"
-#include "transport/tcp/rail_link.h"
 #include "transport/tcp/rails.h"
 #include "transport/tcp/tcp_link.h"
 #include "transport/tcp/tcp_setup.h"
@@ -71,22 +71,54 @@ bool UsesOfi(TransportMode mode, bool same_host) {
 // fabric: libfabric is not even loaded unless an RDMA device exists (efa and verbs NICs
 // both appear under /sys/class/infiniband), and only a real fabric provider is taken.
 // nullptr: no endpoint (auto then runs shm+tcp).
-Result<std::shared_ptr<ofi::OfiEndpoint>> OpenEndpoint(const MeshOptions& o) {
-  if (o.size == 1) return std::shared_ptr<ofi::OfiEndpoint>();
+// The endpoints this rank's ofi links use, one per rail (WEFT_OFI_NRAILS), or none.
+using Endpoints = std::vector<std::shared_ptr<ofi::OfiEndpoint>>;
+// ofi messages from this size on are striped over a pair's rails. A constant, because
+// both ends must cut alike; tcp's default (WEFT_TCP_STRIPE_MIN), for the same reason:
+// below it a stripe's message costs more than the second path gives.
+constexpr uint64_t kOfiStripeMin = tcp::kDefaultStripeMin;
+
+// WEFT_OFI_NRAILS: endpoints (NICs) per rank that each pair stripes over, 1..kMaxRails.
+Result<int> OfiRailsFromEnv(int rank) {
+  Result<long long> n = GetEnvInt("WEFT_OFI_NRAILS", 1);
+  if (!n.ok()) return n.status().WithContext(fmt::format("rank {}", rank));
+  if (n.value() < 1 || n.value() > kMaxRails)
+    return InvalidArgument(fmt::format("rank {}: WEFT_OFI_NRAILS must be 1..{}, got {}", rank,
+                                       kMaxRails, n.value()));
+  return static_cast<int>(n.value());
+}
+
+// Rail k of the rank with local index i opens its endpoint on domain slot i*R + k (mod
+// the domains: ofi::ChooseDomain), so the local ranks' rails cover the NICs in turn.
+Result<Endpoints> OpenRails(const MeshOptions& o, ofi::OpenOptions eo) {
+  WEFT_ASSIGN_OR_RETURN(int rails, OfiRailsFromEnv(o.rank));
+  const int local = o.local_index >= 0 ? o.local_index : o.rank;
+  Endpoints out;
+  for (int k = 0; k < rails; ++k) {
+    eo.local_index = local * rails + k;
+    Result<std::shared_ptr<ofi::OfiEndpoint>> e = ofi::OfiEndpoint::Open(o.rank, eo);
+    if (!e.ok())
+      return rails == 1 ? e.status()
+                        : e.status().WithContext(fmt::format("rail {} of {}", k, rails));
+    out.push_back(std::move(e).value());
+  }
+  return out;
+}
+
+Result<Endpoints> OpenEndpoints(const MeshOptions& o) {
+  if (o.size == 1) return Endpoints();
 #ifdef WEFT_HAVE_OFI
   ofi::OpenOptions eo;
-  eo.local_index = o.local_index >= 0 ? o.local_index : o.rank;
-  if (o.mode == TransportMode::kOfi || o.mode == TransportMode::kShmOfi)
-    return ofi::OfiEndpoint::Open(o.rank, eo);
+  if (o.mode == TransportMode::kOfi || o.mode == TransportMode::kShmOfi) return OpenRails(o, eo);
   if (o.mode != TransportMode::kAuto || !ofi::RdmaDevicePresent(net::kSysClassDir))
-    return std::shared_ptr<ofi::OfiEndpoint>();
+    return Endpoints();
   eo.fabric_only = true;
-  Result<std::shared_ptr<ofi::OfiEndpoint>> e = ofi::OfiEndpoint::Open(o.rank, eo);
+  Result<Endpoints> e = OpenRails(o, eo);
   if (e.ok()) return e;
   WEFT_INFO("rank {}: WEFT_TRANSPORT=auto: no fabric for ofi ({}); shm and tcp", o.rank,
             e.status().message());
 #endif
-  return std::shared_ptr<ofi::OfiEndpoint>();
+  return Endpoints();
 }
 
 // Same-host peers first try loopback; other hosts never get it (it would reach the wrong
@@ -124,7 +156,7 @@ Status SetRails(const MeshOptions& o, Card* mine) {
 // `keepalive_s`: WEFT_TCP_KEEPALIVE (tcp::KeepAliveFromEnv).
 Result<std::unique_ptr<Link>> MakeTcpLink(int self, int peer, std::vector<tcp::TcpConnection> conns,
                                           uint64_t stripe_min, int keepalive_s) {
-  std::vector<std::unique_ptr<tcp::TcpLink>> rails;
+  std::vector<std::unique_ptr<Link>> rails;
   for (tcp::TcpConnection& c : conns) {
     std::string what = conns.size() == 1 ? fmt::format("rank {}: socket to rank {}", self, peer)
                                          : fmt::format("rank {}: socket of rail {} to rank {}",
@@ -134,8 +166,8 @@ Result<std::unique_ptr<Link>> MakeTcpLink(int self, int peer, std::vector<tcp::T
                                                    keepalive_s));
   }
   if (rails.size() == 1) return std::unique_ptr<Link>(std::move(rails[0]));
-  WEFT_ASSIGN_OR_RETURN(std::unique_ptr<tcp::RailLink> link,
-                        tcp::RailLink::Create(self, peer, std::move(rails), stripe_min));
+  WEFT_ASSIGN_OR_RETURN(std::unique_ptr<RailLink> link,
+                        RailLink::Create(self, peer, std::move(rails), stripe_min));
   return std::unique_ptr<Link>(std::move(link));
 }
 
@@ -162,34 +194,52 @@ Result<TransportMode> TransportModeFromEnv() {
 
 Mesh::~Mesh() = default;
 
-// The ofi links of the peers `UsesOfi` gives this rank in `mode`, all over this rank's
-// one endpoint; every rank has one (its address is in its card) and the same provider.
+// The ofi links of the peers `UsesOfi` gives this rank in `mode`, over this rank's
+// endpoints (one per rail); every rank has them (their addresses are in its card) and the
+// same provider. A pair on two hosts stripes over the rails both have (RailLink); one on
+// the same host uses rail 0 alone.
 Status Mesh::ConnectOfiPeers(const MeshOptions& o, TransportMode mode, const Card& mine,
-                             const std::vector<Card>& cards,
-                             std::shared_ptr<ofi::OfiEndpoint> endpoint) {
+                             const std::vector<Card>& cards, const Endpoints& endpoints) {
 #ifdef WEFT_HAVE_OFI
-  std::vector<std::vector<uint8_t>> addrs(o.size);
   for (int r = 0; r < o.size; ++r) {
-    if (cards[r].ofi_provider != mine.ofi_provider || cards[r].ofi_addr.empty()) {
+    if (cards[r].ofi_provider != mine.ofi_provider || cards[r].ofi_addrs.empty()) {
       return InvalidUsage(fmt::format(
           "rank {} uses the ofi provider '{}' but rank {} uses '{}' (set WEFT_OFI_PROVIDER to the "
           "same value on every rank)",
           o.rank, mine.ofi_provider, r, cards[r].ofi_provider));
     }
-    addrs[r] = cards[r].ofi_addr;
   }
-  if (std::any_of(cards.begin(), cards.end(),
-                  [&](const Card& c) { return c.host_id != mine.host_id; })) {
-    ofi_domain_ = endpoint->domain();
-    ofi_nic_mbps_ = endpoint->nic_speed_mbps();
+  const bool remote = std::any_of(cards.begin(), cards.end(),
+                                  [&](const Card& c) { return c.host_id != mine.host_id; });
+  for (size_t k = 0; k < endpoints.size(); ++k) {
+    // Rail k's endpoint reaches each peer's rail k (its last one, for a peer with fewer:
+    // an address that pair never uses, so that the table is indexed by rank).
+    std::vector<std::vector<uint8_t>> addrs(o.size);
+    for (int r = 0; r < o.size; ++r)
+      addrs[r] = cards[r].ofi_addrs[std::min(k, cards[r].ofi_addrs.size() - 1)];
+    WEFT_RETURN_IF_ERROR(endpoints[k]->InsertPeers(addrs));
+    if (remote) ofi_links_.push_back({endpoints[k]->domain(), endpoints[k]->nic_speed_mbps()});
   }
-  WEFT_RETURN_IF_ERROR(endpoint->InsertPeers(addrs));
-  for (int r = 0; r < o.size; ++r)
-    if (r != o.rank && UsesOfi(mode, cards[r].host_id == mine.host_id))
-      links_[r] = std::make_unique<ofi::OfiLink>(
-          o.rank, r, endpoint, std::min(mine.ofi_eager, cards[r].ofi_eager));
+  for (int r = 0; r < o.size; ++r) {
+    const bool same_host = cards[r].host_id == mine.host_id;
+    if (r == o.rank || !UsesOfi(mode, same_host)) continue;
+    const uint64_t eager = std::min(mine.ofi_eager, cards[r].ofi_eager);
+    const int n = PairRails(same_host, static_cast<int>(endpoints.size()),
+                            static_cast<int>(cards[r].ofi_addrs.size()));
+    if (n == 1) {
+      links_[r] = std::make_unique<ofi::OfiLink>(o.rank, r, endpoints[0], eager);
+      continue;
+    }
+    std::vector<std::unique_ptr<Link>> rails;
+    for (int k = 0; k < n; ++k)
+      rails.push_back(std::make_unique<ofi::OfiLink>(o.rank, r, endpoints[k], eager));
+    WEFT_ASSIGN_OR_RETURN(links_[r], RailLink::Create(o.rank, r, std::move(rails), kOfiStripeMin));
+    WEFT_INFO("rank {}: {} ofi rails to rank {}, messages of {} bytes or more striped", o.rank, n,
+              r, kOfiStripeMin);
+  }
   return Status::Ok();
 #else
+  (void)endpoints;
   return InvalidArgument("WEFT_TRANSPORT=ofi, but this weft was built without libfabric");
 #endif
 }
@@ -208,12 +258,15 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
   mine.comm_id = o.comm_id;
   mine.mode = o.mode;
   mine.host_id = LocalHostId();
-  WEFT_ASSIGN_OR_RETURN(std::shared_ptr<ofi::OfiEndpoint> endpoint, OpenEndpoint(o));
+  WEFT_ASSIGN_OR_RETURN(Endpoints endpoints, OpenEndpoints(o));
 #ifdef WEFT_HAVE_OFI
-  if (endpoint) {
-    mine.ofi_provider = endpoint->provider();
-    mine.ofi_addr = endpoint->address();
-    mine.ofi_eager = endpoint->limits().eager_bytes;
+  if (!endpoints.empty()) {
+    mine.ofi_provider = endpoints[0]->provider();
+    mine.ofi_eager = endpoints[0]->limits().eager_bytes;
+    for (const auto& e : endpoints) {
+      mine.ofi_addrs.push_back(e->address());
+      mine.ofi_eager = std::min(mine.ofi_eager, e->limits().eager_bytes);
+    }
   }
 #endif
   // tcp only where some pair may use it: never with ofi, nor with auto that found a
@@ -275,7 +328,7 @@ Result<std::unique_ptr<Mesh>> Mesh::Connect(const MeshOptions& o, const AllGathe
             ofi_peers, ofi_peers > 0 ? " over " : "", ofi_peers > 0 ? mine.ofi_provider : "",
             DescribeMode(mine));
   if (ofi_peers > 0)
-    WEFT_RETURN_IF_ERROR(mesh->ConnectOfiPeers(o, mode, mine, cards, std::move(endpoint)));
+    WEFT_RETURN_IF_ERROR(mesh->ConnectOfiPeers(o, mode, mine, cards, endpoints));
 
   WEFT_ASSIGN_OR_RETURN(auto shm_links,
                         shm::ConnectShmPeers(o.rank, o.comm_id, shm_peers, o.deadline));
@@ -331,7 +384,11 @@ void Mesh::NoteRemoteSource(int fd) {
 }
 
 std::vector<UsedLink> Mesh::UsedLinks(const std::string& sys_class) const {
-  if (!ofi_domain_.empty()) return {OfiUsedLink(ofi_domain_, ofi_nic_mbps_, sys_class)};
+  if (!ofi_links_.empty()) {
+    std::vector<UsedLink> out;
+    for (const OfiDomain& d : ofi_links_) out.push_back(OfiUsedLink(d.name, d.nic_mbps, sys_class));
+    return out;
+  }
   return TcpUsedLinks(remote_sources_, sys_class);
 }
 

@@ -67,17 +67,18 @@ class Mesh {
   // The host identity of every rank (equal strings: same host), from the exchange.
   const std::vector<std::string>& host_ids() const { return host_ids_; }
   // The links this rank uses to reach ranks on other hosts (used_links.h): the interfaces
-  // its tcp connections to them leave by, or its ofi domain. Empty when every peer is on
-  // this host (or it runs over shm only). Blocking: reads interface speeds under
+  // its tcp connections to them leave by, or its ofi domains (one per rail). Empty when
+  // every peer is on this host (or it runs over shm only). Blocking: reads interface speeds under
   // `sys_class` (net::kSysClassDir; tests point it elsewhere); call at setup, not per call.
   std::vector<UsedLink> UsedLinks(const std::string& sys_class) const;
 
  private:
   Mesh() = default;
-  // Makes the ofi links of the pairs that use ofi in `mode` (resolved), over `endpoint`.
+  // Makes the ofi links of the pairs that use ofi in `mode` (resolved), over
+  // `endpoints` (this rank's, one per rail).
   Status ConnectOfiPeers(const MeshOptions& options, TransportMode mode, const Card& mine,
                          const std::vector<Card>& cards,
-                         std::shared_ptr<ofi::OfiEndpoint> endpoint);
+                         const std::vector<std::shared_ptr<ofi::OfiEndpoint>>& endpoints);
   // Remembers the local address of a connection to another host (remote_sources_).
   void NoteRemoteSource(int fd);
   int rank_ = 0;
@@ -85,10 +86,13 @@ class Mesh {
   std::vector<std::string> host_ids_;
   // tcp: the distinct local addresses (port 0) of the connections to other hosts.
   std::vector<net::SockAddr> remote_sources_;
-  // ofi, when some peer is on another host: the endpoint's domain and NIC speed (Mbit/s,
-  // < 0 unknown).
-  std::string ofi_domain_;
-  int64_t ofi_nic_mbps_ = -1;
+  // ofi, when some peer is on another host: each rail's endpoint's domain and NIC speed
+  // (Mbit/s, < 0 unknown).
+  struct OfiDomain {
+    std::string name;
+    int64_t nic_mbps = -1;
+  };
+  std::vector<OfiDomain> ofi_links_;
 };
 
 // An identity shared by processes on the same host (hostname + kernel boot id).

@@ -127,7 +127,7 @@ void CardSeeds() {
   c.rank = 1;
   c.size = 2;
   c.ofi_provider = "tcp;ofi_rxm";
-  c.ofi_addr = {0x0a, 0x1b, 0x2c, 0x3d};
+  c.ofi_addrs = {{0x0a, 0x1b, 0x2c, 0x3d}, {0x4e, 0x5f}};
   c.ofi_eager = 1048576;
   Write("card", "ofi", transport::EncodeCard(c));
 

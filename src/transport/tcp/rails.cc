@@ -40,21 +40,6 @@ int LocalRailCount(int wanted, const std::string& ifname_spec, size_t routable_a
   return have;
 }
 
-int PlanStripes(uint64_t bytes, int rails, uint64_t stripe_min, Stripe* out) {
-  if (rails <= 1 || bytes < stripe_min) {
-    out[0] = Stripe{0, bytes};
-    return 1;
-  }
-  uint64_t r = static_cast<uint64_t>(rails);
-  uint64_t each = (bytes + r - 1) / r;
-  each = (each + kStripeAlign - 1) / kStripeAlign * kStripeAlign;
-  int n = 0;
-  for (uint64_t off = 0; off < bytes && n < rails; off += each)
-    out[n++] = Stripe{off, std::min(each, bytes - off)};
-  if (n == 0) out[n++] = Stripe{0, 0};
-  return n;
-}
-
 std::vector<net::SockAddr> RailAddresses(const std::vector<net::SockAddr>& addrs, int rail) {
   std::vector<net::SockAddr> out;
   if (rail >= 0 && static_cast<size_t>(rail) < addrs.size()) out.push_back(addrs[rail]);

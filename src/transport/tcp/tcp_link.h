@@ -45,7 +45,7 @@ class TcpLink final : public Link {
   bool WantsWrite() const override { return !sends_.empty(); }
   // True while a posted receive waits for bytes (RailLink polls a rail for POLLIN only
   // then, so data queued for a later receive does not wake it).
-  bool WantsRead() const { return !inbound_.recvs.empty(); }
+  bool WantsRead() const override { return !inbound_.recvs.empty(); }
   const char* Name() const override { return "tcp"; }
 
  private:

@@ -103,7 +103,7 @@ TEST(CardTest, ShmOfiModeRoundTrips) {
   c.mode = TransportMode::kShmOfi;
   c.tcp.clear();
   c.ofi_provider = "efa";
-  c.ofi_addr = {0xfe, 0x80};
+  c.ofi_addrs = {{0xfe, 0x80}};
   std::string text = EncodeCard(c);
   EXPECT_NE(text.find("mode shm+ofi\n"), std::string::npos) << text;
   Result<Card> d = DecodeCard(text);
@@ -119,7 +119,7 @@ TEST(CardTest, AutoResolvesToShmOfiOnlyWithAnOfiLine) {
   EXPECT_EQ(ResolvedMode(c), TransportMode::kAuto);
   EXPECT_EQ(DescribeMode(c), "auto (shm+tcp, no fabric)");
   c.ofi_provider = "efa";
-  c.ofi_addr = {1, 2, 3};
+  c.ofi_addrs = {{1, 2, 3}};
   Result<Card> d = DecodeCard(EncodeCard(c));
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ(d->mode, TransportMode::kAuto);

@@ -266,7 +266,7 @@ TEST(MeshTest, AutoRanksThatDisagreeOnTheFabricAreInvalidUsage) {
   Card fake = FakeRank0(UniqueCommId(), TransportMode::kAuto);
   fake.tcp.clear();
   fake.ofi_provider = "efa";
-  fake.ofi_addr = {1, 2, 3, 4};
+  fake.ofi_addrs = {{1, 2, 3, 4}};
   auto m = ConnectWithFakePeer(TransportMode::kAuto, fake, 1);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), Code::kInvalidUsage);

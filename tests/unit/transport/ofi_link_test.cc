@@ -16,6 +16,7 @@
 #include "test_util.h"
 #include "transport/card.h"
 #include "transport/mesh.h"
+#include "transport/rail_link.h"
 
 namespace weft::transport::ofi {
 namespace {
@@ -35,8 +36,12 @@ class OfiTest : public ::testing::Test {
     unsetenv("WEFT_OFI_MR");
     unsetenv("WEFT_OFI_PREPOST");
     unsetenv("WEFT_OFI_EAGER");
+    unsetenv("WEFT_OFI_NRAILS");
   }
-  void TearDown() override { unsetenv("WEFT_OFI_EAGER"); }
+  void TearDown() override {
+    unsetenv("WEFT_OFI_EAGER");
+    unsetenv("WEFT_OFI_NRAILS");
+  }
 };
 
 // The link's eager size, as Mesh gives it: the smaller of the two ranks' offers.
@@ -480,7 +485,80 @@ TEST_F(OfiTest, PendingReceiveTimesOutAtTheDeadlineWhenNothingComes) {
   p.link[0].reset();
 }
 
-TEST_F(OfiTest, MeshWithOfiModeConnectsEveryPeer) {
+// Multi-rail ofi: each rank with two endpoints (rails), rail k of one rank to rail k of
+// the other, striped by a RailLink; messages of every size both ways, byte for byte.
+TEST_F(OfiTest, RailLinkStripesOverTwoEndpointsPerRank) {
+  constexpr int kRails = 2;
+  std::shared_ptr<OfiEndpoint> ep[2][kRails];
+  for (int r = 0; r < 2; ++r)
+    for (int k = 0; k < kRails; ++k) {
+      auto e = OfiEndpoint::Open(r);
+      ASSERT_TRUE(e.ok()) << e.status().ToString();
+      ep[r][k] = e.value();
+    }
+  std::unique_ptr<RailLink> link[2];
+  for (int r = 0; r < 2; ++r) {
+    std::vector<std::unique_ptr<Link>> rails;
+    for (int k = 0; k < kRails; ++k) {
+      ASSERT_TRUE(ep[r][k]->InsertPeers({ep[0][k]->address(), ep[1][k]->address()}).ok());
+      rails.push_back(std::make_unique<OfiLink>(r, 1 - r, ep[r][k], uint64_t{1} << 20));
+    }
+    auto l = RailLink::Create(r, 1 - r, std::move(rails), /*stripe_min=*/65536);
+    ASSERT_TRUE(l.ok()) << l.status().ToString();
+    link[r] = std::move(l).value();
+    EXPECT_STREQ(link[r]->Name(), "ofi");
+  }
+  const std::vector<size_t> sizes = {0, 7, 65535, 65536, 65537, 300001, 3 << 20, 1};
+  std::vector<Status> errors(2);
+  std::vector<int> bad(2, 0);
+  RunRanks(2, [&](int r) {
+    std::vector<std::vector<uint8_t>> out, in;
+    for (size_t size : sizes) {
+      out.push_back(Pattern(r, 1 - r, size));
+      in.emplace_back(size, 0);
+    }
+    std::vector<SendOp> sends(sizes.size());
+    std::vector<RecvOp> recvs(sizes.size());
+    for (size_t j = 0; j < sizes.size(); ++j) {
+      sends[j] = SendOp{Header(0, j, 0, sizes[j]), out[j].data()};
+      recvs[j] = RecvOp{Header(0, j, 0, sizes[j]), in[j].data()};
+      link[r]->PostSend(&sends[j]);
+      link[r]->PostRecv(&recvs[j]);
+    }
+    errors[r] = Pump({link[r].get()}, Deadline::AfterSeconds(30));
+    for (size_t j = 0; j < sizes.size(); ++j)
+      if (!recvs[j].done || in[j] != Pattern(1 - r, r, sizes[j])) ++bad[r];
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_TRUE(errors[r].ok()) << errors[r].ToString();
+    EXPECT_EQ(bad[r], 0) << "rank " << r;
+  }
+}
+
+TEST_F(OfiTest, BadRailCountIsAnErrorNamingTheVariable) {
+  for (const char* bad : {"0", "17", "two", "-1"}) {
+    setenv("WEFT_OFI_NRAILS", bad, 1);
+    ThreadAllGather gather(2);
+    std::vector<Status> errors(2);
+    RunRanks(2, [&](int r) {
+      MeshOptions o;
+      o.rank = r;
+      o.size = 2;
+      o.comm_id = UniqueCommId();
+      o.mode = TransportMode::kOfi;
+      o.deadline = Deadline::AfterSeconds(5);
+      errors[r] = Mesh::Connect(o, gather.For(r, o.deadline)).status();
+    });
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_EQ(errors[r].code(), Code::kInvalidArgument) << bad << ": " << errors[r].ToString();
+      EXPECT_THAT(errors[r].message(), HasSubstr("WEFT_OFI_NRAILS")) << bad;
+    }
+  }
+  unsetenv("WEFT_OFI_NRAILS");
+}
+
+// Every pair of 3 ranks over ofi, one message each way.
+void MeshConnectsEveryPeer() {
   constexpr int n = 3;
   ThreadAllGather gather(n);
   uint64_t comm = UniqueCommId();
@@ -531,6 +609,15 @@ TEST_F(OfiTest, MeshWithOfiModeConnectsEveryPeer) {
   }
 }
 
+TEST_F(OfiTest, MeshWithOfiModeConnectsEveryPeer) { MeshConnectsEveryPeer(); }
+
+TEST_F(OfiTest, MeshWithTwoRailsPerRankOnOneHostUsesRailZero) {
+  // Each rank opens two endpoints and publishes both; ranks on one host share one path
+  // (loopback), so their pairs use rail 0 alone: plain ofi links.
+  setenv("WEFT_OFI_NRAILS", "2", 1);
+  MeshConnectsEveryPeer();
+}
+
 TEST_F(OfiTest, CardCarriesTheOfiAddress) {
   Card c;
   c.rank = 1;
@@ -539,7 +626,7 @@ TEST_F(OfiTest, CardCarriesTheOfiAddress) {
   c.mode = TransportMode::kOfi;
   c.host_id = "h";
   c.ofi_provider = "tcp;ofi_rxm";
-  c.ofi_addr = {0x00, 0x0a, 0xff};
+  c.ofi_addrs = {{0x00, 0x0a, 0xff}};
   c.ofi_eager = 1048576;
   std::string text = EncodeCard(c);
   EXPECT_THAT(text, HasSubstr("mode ofi"));
@@ -548,14 +635,26 @@ TEST_F(OfiTest, CardCarriesTheOfiAddress) {
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ(d->mode, TransportMode::kOfi);
   EXPECT_EQ(d->ofi_provider, "tcp;ofi_rxm");
-  EXPECT_EQ(d->ofi_addr, c.ofi_addr);
+  EXPECT_EQ(d->ofi_addrs, c.ofi_addrs);
   EXPECT_EQ(d->ofi_eager, c.ofi_eager);
-  for (const char* bad :
-       {"ofi tcp;ofi_rxm 0 eager 1", "ofi tcp;ofi_rxm zz eager 1", "ofi tcp;ofi_rxm",
-        "ofi  000aff eager 1", "ofi tcp;ofi_rxm 000aff", "ofi tcp;ofi_rxm 000aff eager",
-        "ofi tcp;ofi_rxm 000aff eager -1", "ofi tcp;ofi_rxm 000aff eager 1k",
-        "ofi tcp;ofi_rxm 000aff eager 99999999999999999999", "ofi tcp;ofi_rxm 000aff size 1",
-        "ofi tcp;ofi_rxm 000aff eager 1 2"}) {
+  // One address per rail.
+  c.ofi_addrs = {{0x01, 0x02}, {0xab}, {0xcd, 0xef, 0x00}};
+  text = EncodeCard(c);
+  EXPECT_THAT(text, HasSubstr("\nofi tcp;ofi_rxm 0102,ab,cdef00 eager 1048576"));
+  d = DecodeCard(text);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->ofi_addrs, c.ofi_addrs);
+  std::string seventeen = "ab";
+  for (int k = 0; k < 16; ++k) seventeen += ",ab";
+  const std::vector<std::string> bad_lines = {
+      "ofi tcp;ofi_rxm 0 eager 1", "ofi tcp;ofi_rxm zz eager 1", "ofi tcp;ofi_rxm",
+      "ofi  000aff eager 1", "ofi tcp;ofi_rxm 000aff", "ofi tcp;ofi_rxm 000aff eager",
+      "ofi tcp;ofi_rxm 000aff eager -1", "ofi tcp;ofi_rxm 000aff eager 1k",
+      "ofi tcp;ofi_rxm 000aff eager 99999999999999999999", "ofi tcp;ofi_rxm 000aff size 1",
+      "ofi tcp;ofi_rxm 000aff eager 1 2", "ofi tcp;ofi_rxm 0a,,0b eager 1",
+      "ofi tcp;ofi_rxm 0a, eager 1", "ofi tcp;ofi_rxm ,0a eager 1",
+      "ofi tcp;ofi_rxm 0a,b eager 1", "ofi tcp;ofi_rxm " + seventeen + " eager 1"};
+  for (const std::string& bad : bad_lines) {
     std::string s = text.substr(0, text.rfind('\n') + 1) + bad;
     EXPECT_FALSE(DecodeCard(s).ok()) << s;
   }

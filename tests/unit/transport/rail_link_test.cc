@@ -1,6 +1,8 @@
-// RailLink over socketpairs (one per rail): striping, FIFO order, errors and polling,
+// RailLink over tcp links on socketpairs (one per rail): striping, FIFO order, errors and polling,
 // without the network.
-#include "transport/tcp/rail_link.h"
+#include "transport/rail_link.h"
+
+#include "transport/tcp/tcp_link.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -29,7 +31,7 @@ struct Pair {
 
 Pair MakePair(int rails) {
   Pair p;
-  std::vector<std::unique_ptr<TcpLink>> ra, rb;
+  std::vector<std::unique_ptr<Link>> ra, rb;
   for (int k = 0; k < rails; ++k) {
     int fds[2];
     EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);

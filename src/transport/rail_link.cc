@@ -1,36 +1,30 @@
-#include "transport/tcp/rail_link.h"
+#include "transport/rail_link.h"
 
 #include <fmt/format.h>
 #include <sys/epoll.h>
 
 #include <cerrno>
 
-namespace weft::transport::tcp {
+namespace weft::transport {
 
 Result<std::unique_ptr<RailLink>> RailLink::Create(int self, int peer,
-                                                   std::vector<std::unique_ptr<TcpLink>> rails,
+                                                   std::vector<std::unique_ptr<Link>> rails,
                                                    uint64_t stripe_min) {
   if (rails.size() < 2 || rails.size() > static_cast<size_t>(kMaxRails))
-    return Internal(fmt::format("rank {}: {} tcp rails to rank {}", self, rails.size(), peer));
+    return Internal(fmt::format("rank {}: {} rails to rank {}", self, rails.size(), peer));
   net::Fd ep(::epoll_create1(EPOLL_CLOEXEC));
   if (!ep.valid()) return ErrnoStatus(fmt::format("rank {}: epoll_create1", self), errno);
-  for (size_t k = 0; k < rails.size(); ++k) {
-    epoll_event ev{};
-    ev.data.u32 = static_cast<uint32_t>(k);
-    if (::epoll_ctl(ep.get(), EPOLL_CTL_ADD, rails[k]->PollFd(), &ev) != 0)
-      return ErrnoStatus(
-          fmt::format("rank {}: epoll_ctl for tcp rail {} to rank {}", self, k, peer), errno);
-  }
   return std::unique_ptr<RailLink>(
       new RailLink(self, peer, std::move(rails), stripe_min, std::move(ep)));
 }
 
-RailLink::RailLink(int self, int peer, std::vector<std::unique_ptr<TcpLink>> rails,
+RailLink::RailLink(int self, int peer, std::vector<std::unique_ptr<Link>> rails,
                    uint64_t stripe_min, net::Fd epoll_fd)
     : Link(self, peer),
       epoll_fd_(std::move(epoll_fd)),
       rails_(std::move(rails)),
       stripe_min_(stripe_min),
+      registered_fd_(rails_.size(), -1),
       armed_(rails_.size(), 0) {}
 
 RailLink::~RailLink() = default;
@@ -87,12 +81,12 @@ Result<bool> RailLink::Progress() {
   for (size_t k = 0; k < rails_.size(); ++k) {
     Result<bool> r = rails_[k]->Progress();
     if (!r.ok()) {
-      std::string note = fmt::format(" [tcp rail {} of {}]", k, rails_.size());
+      std::string note = fmt::format(" [{} rail {} of {}]", Name(), k, rails_.size());
       if (r.status().code() == Code::kInvalidUsage)
         note = fmt::format(
-            " [tcp rail {} of {}: messages of {} bytes or more travel as one stripe per rail, "
+            " [{} rail {} of {}: messages of {} bytes or more travel as one stripe per rail, "
             "so the byte counts above may be a stripe's]",
-            k, rails_.size(), stripe_min_);
+            Name(), k, rails_.size(), stripe_min_);
       failed_ = Status(r.status().code(), r.status().message() + note);
       return failed_;
     }
@@ -105,16 +99,26 @@ Result<bool> RailLink::Progress() {
 
 int RailLink::PollFd() const {
   for (size_t k = 0; k < rails_.size(); ++k) {
-    uint32_t want =
+    const int fd = rails_[k]->PollFd();
+    if (fd < 0) return -1;  // this rail must be polled by hand now, so the link must
+    const uint32_t want =
         (rails_[k]->WantsRead() ? EPOLLIN : 0u) | (rails_[k]->WantsWrite() ? EPOLLOUT : 0u);
-    if (want == armed_[k]) continue;
+    if (fd == registered_fd_[k] && want == armed_[k]) continue;
     epoll_event ev{};
     ev.events = want;
     ev.data.u32 = static_cast<uint32_t>(k);
-    // A failure leaves the old interest: the executor's poll is bounded, so the worst
-    // case is a wake-up too many or a late one, never a hang.
-    if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, rails_[k]->PollFd(), &ev) == 0)
+    int op = EPOLL_CTL_MOD;
+    if (fd != registered_fd_[k]) {
+      if (registered_fd_[k] >= 0) ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, registered_fd_[k], nullptr);
+      registered_fd_[k] = -1;
+      op = EPOLL_CTL_ADD;
+    }
+    // A failure leaves the old interest (or none): the executor's poll is bounded, so
+    // the worst case is a wake-up too many or a late one, never a hang.
+    if (::epoll_ctl(epoll_fd_.get(), op, fd, &ev) == 0) {
+      registered_fd_[k] = fd;
       armed_[k] = want;
+    }
   }
   return epoll_fd_.get();
 }
@@ -127,4 +131,4 @@ void RailLink::SendAbort(const Status& cause) {
   for (auto& rail : rails_) rail->SendAbort(cause);
 }
 
-}  // namespace weft::transport::tcp
+}  // namespace weft::transport
