@@ -237,16 +237,9 @@ TEST_F(OfiTest, ChunksReceivedThroughStaging) {
   ExchangeMany(p);
 }
 
-TEST_F(OfiTest, MessagesAroundTheEagerAndChunkLimits) {
-  // Sizes at the eager limit (8 KiB: one message), one over it (header, then chunks),
-  // at, under and over chunk boundaries, and zero.
-  setenv("WEFT_OFI_EAGER", "8192", 1);
-  Pair p = MakePair(/*max_chunk=*/4096);
-  ASSERT_TRUE(p.link[1]);
-  const uint64_t eager = p.link[0]->eager_bytes();
-  ASSERT_EQ(eager, 8192u);
-  const std::vector<size_t> sizes = {4095, 4096, 4097, eager, eager + 1, 0, 3 * 4096 + 1,
-                                     4 * 4096};
+// One message of each size both ways over links[r] (rank r's link to the other), all
+// posted at once; every one must arrive, byte for byte.
+void ExchangeSizes(Link* const (&links)[2], const std::vector<size_t>& sizes) {
   std::vector<Status> errors(2);
   std::vector<int> bad(2, 0);
   RunRanks(2, [&](int r) {
@@ -257,7 +250,7 @@ TEST_F(OfiTest, MessagesAroundTheEagerAndChunkLimits) {
     }
     std::vector<SendOp> sends(sizes.size());
     std::vector<RecvOp> recvs(sizes.size());
-    Link* l = p.link[r].get();
+    Link* l = links[r];
     for (size_t j = 0; j < sizes.size(); ++j) {
       sends[j] = SendOp{Header(0, j, 0, sizes[j]), out[j].data()};
       recvs[j] = RecvOp{Header(0, j, 0, sizes[j]), in[j].data()};
@@ -272,6 +265,18 @@ TEST_F(OfiTest, MessagesAroundTheEagerAndChunkLimits) {
     EXPECT_TRUE(errors[r].ok()) << errors[r].ToString();
     EXPECT_EQ(bad[r], 0) << "rank " << r;
   }
+}
+
+TEST_F(OfiTest, MessagesAroundTheEagerAndChunkLimits) {
+  // Sizes at the eager limit (8 KiB: one message), one over it (header, then chunks),
+  // at, under and over chunk boundaries, and zero.
+  setenv("WEFT_OFI_EAGER", "8192", 1);
+  Pair p = MakePair(/*max_chunk=*/4096);
+  ASSERT_TRUE(p.link[1]);
+  const uint64_t eager = p.link[0]->eager_bytes();
+  ASSERT_EQ(eager, 8192u);
+  ExchangeSizes({p.link[0].get(), p.link[1].get()},
+                {4095, 4096, 4097, eager, eager + 1, 0, 3 * 4096 + 1, 4 * 4096});
 }
 
 TEST_F(OfiTest, RegisteredBuffersWhenForced) {
@@ -508,31 +513,7 @@ TEST_F(OfiTest, RailLinkStripesOverTwoEndpointsPerRank) {
     link[r] = std::move(l).value();
     EXPECT_STREQ(link[r]->Name(), "ofi");
   }
-  const std::vector<size_t> sizes = {0, 7, 65535, 65536, 65537, 300001, 3 << 20, 1};
-  std::vector<Status> errors(2);
-  std::vector<int> bad(2, 0);
-  RunRanks(2, [&](int r) {
-    std::vector<std::vector<uint8_t>> out, in;
-    for (size_t size : sizes) {
-      out.push_back(Pattern(r, 1 - r, size));
-      in.emplace_back(size, 0);
-    }
-    std::vector<SendOp> sends(sizes.size());
-    std::vector<RecvOp> recvs(sizes.size());
-    for (size_t j = 0; j < sizes.size(); ++j) {
-      sends[j] = SendOp{Header(0, j, 0, sizes[j]), out[j].data()};
-      recvs[j] = RecvOp{Header(0, j, 0, sizes[j]), in[j].data()};
-      link[r]->PostSend(&sends[j]);
-      link[r]->PostRecv(&recvs[j]);
-    }
-    errors[r] = Pump({link[r].get()}, Deadline::AfterSeconds(30));
-    for (size_t j = 0; j < sizes.size(); ++j)
-      if (!recvs[j].done || in[j] != Pattern(1 - r, r, sizes[j])) ++bad[r];
-  });
-  for (int r = 0; r < 2; ++r) {
-    EXPECT_TRUE(errors[r].ok()) << errors[r].ToString();
-    EXPECT_EQ(bad[r], 0) << "rank " << r;
-  }
+  ExchangeSizes({link[0].get(), link[1].get()}, {0, 7, 65535, 65536, 65537, 300001, 3 << 20, 1});
 }
 
 TEST_F(OfiTest, BadRailCountIsAnErrorNamingTheVariable) {
