@@ -65,12 +65,6 @@ bool UsesOfi(TransportMode mode, bool same_host) {
   return mode == TransportMode::kOfi || (mode == TransportMode::kShmOfi && !same_host);
 }
 
-// This rank's libfabric endpoint, opened before the cards are exchanged (its address
-// goes in the card): for ofi and shm+ofi, strictly (a failure is the communicator's);
-// for auto, as a probe that never fails the communicator nor slows a machine without a
-// fabric: libfabric is not even loaded unless an RDMA device exists (efa and verbs NICs
-// both appear under /sys/class/infiniband), and only a real fabric provider is taken.
-// nullptr: no endpoint (auto then runs shm+tcp).
 // The endpoints this rank's ofi links use, one per rail (WEFT_OFI_NRAILS), or none.
 using Endpoints = std::vector<std::shared_ptr<ofi::OfiEndpoint>>;
 // ofi messages from this size on are striped over a pair's rails. A constant, because
@@ -105,6 +99,12 @@ Result<Endpoints> OpenRails(const MeshOptions& o, ofi::OpenOptions eo) {
   return out;
 }
 
+// This rank's libfabric endpoints, opened before the cards are exchanged (their
+// addresses go in the card): for ofi and shm+ofi, strictly (a failure is the
+// communicator's); for auto, as a probe that never fails the communicator nor slows a
+// machine without a fabric: libfabric is not even loaded unless an RDMA device exists
+// (efa and verbs NICs both appear under /sys/class/infiniband), and only a real fabric
+// provider is taken. Empty: no endpoint (auto then runs shm+tcp).
 Result<Endpoints> OpenEndpoints(const MeshOptions& o) {
   if (o.size == 1) return Endpoints();
 #ifdef WEFT_HAVE_OFI
