@@ -67,6 +67,8 @@ bool UsesOfi(TransportMode mode, bool same_host) {
 
 // The endpoints this rank's ofi links use, one per rail (WEFT_OFI_NRAILS), or none.
 using Endpoints = std::vector<std::shared_ptr<ofi::OfiEndpoint>>;
+
+#ifdef WEFT_HAVE_OFI
 // ofi messages from this size on are striped over a pair's rails. A constant, because
 // both ends must cut alike; tcp's default (WEFT_TCP_STRIPE_MIN), for the same reason:
 // below it a stripe's message costs more than the second path gives.
@@ -98,6 +100,7 @@ Result<Endpoints> OpenRails(const MeshOptions& o, ofi::OpenOptions eo) {
   }
   return out;
 }
+#endif  // WEFT_HAVE_OFI
 
 // This rank's libfabric endpoints, opened before the cards are exchanged (their
 // addresses go in the card): for ofi and shm+ofi, strictly (a failure is the
