@@ -25,14 +25,21 @@ using sched::Collective;
 // sweeps sizes from growing without bound.
 constexpr size_t kMaxCachedSchedules = 256;
 
-// This process's local rank from its launcher (torchrun, Slurm, Open MPI, weftrun), or
-// -1 where none says (a unique id passed by hand): which ofi domain (NIC) its endpoints
-// open (transport::MeshOptions::local_index). The launcher's, not the communicator's:
-// it is known before any exchange (the endpoint's address goes in the card exchanged
-// once), and a process keeps its NIC in every communicator it joins, split or not.
-int LauncherLocalRank() {
+// This process's local rank and the number of ranks on its host from its launcher
+// (torchrun, Slurm, Open MPI, weftrun), or {-1, 0} where none says (a unique id passed by
+// hand): which ofi domains (NICs) its endpoints open, and how many
+// (transport::MeshOptions::local_index, local_size). The launcher's, not the
+// communicator's: they are known before any exchange (the endpoints' addresses go in the
+// card exchanged once), and a process keeps its NICs in every communicator it joins,
+// split or not.
+struct LocalPlace {
+  int index = -1;
+  int size = 0;
+};
+LocalPlace LauncherLocalPlace() {
   Result<bootstrap::LaunchInfo> launch = bootstrap::DetectLaunch();
-  return launch.ok() ? launch->local_rank : -1;
+  if (!launch.ok()) return {};
+  return {launch->local_rank, launch->local_world_size};
 }
 
 bool IsFatal(const Status& st) {
@@ -75,7 +82,9 @@ Result<std::unique_ptr<Communicator>> Communicator::Create(int rank, int size, u
   options.comm_id = comm_id;
   options.key = bootstrap.key;
   options.mode = mode;
-  options.local_index = LauncherLocalRank();
+  const LocalPlace place = LauncherLocalPlace();
+  options.local_index = place.index;
+  options.local_size = place.size;
   options.deadline = Deadline::AfterSeconds(timeout_s);
   WEFT_ASSIGN_OR_RETURN(std::unique_ptr<transport::Mesh> mesh,
                         transport::Mesh::Connect(options, allgather));

@@ -74,20 +74,25 @@ using Endpoints = std::vector<std::shared_ptr<ofi::OfiEndpoint>>;
 // below it a stripe's message costs more than the second path gives.
 constexpr uint64_t kOfiStripeMin = tcp::kDefaultStripeMin;
 
-// WEFT_OFI_NRAILS: endpoints (NICs) per rank that each pair stripes over, 1..kMaxRails.
-Result<int> OfiRailsFromEnv(int rank) {
-  Result<long long> n = GetEnvInt("WEFT_OFI_NRAILS", 1);
-  if (!n.ok()) return n.status().WithContext(fmt::format("rank {}", rank));
-  if (n.value() < 1 || n.value() > kMaxRails)
-    return InvalidArgument(fmt::format("rank {}: WEFT_OFI_NRAILS must be 1..{}, got {}", rank,
-                                       kMaxRails, n.value()));
-  return static_cast<int>(n.value());
+// WEFT_OFI_NRAILS: endpoints (NICs) per rank that each pair stripes over, 1..kMaxRails;
+// "auto" (the default): the host's domains shared among its local ranks (AutoOfiRails).
+Result<int> OfiRails(const MeshOptions& o, const ofi::OpenOptions& eo) {
+  Result<int> wanted = ofi::ParseOfiRails(GetEnv("WEFT_OFI_NRAILS").value_or(""), kMaxRails);
+  if (!wanted.ok()) return wanted.status().WithContext(fmt::format("rank {}", o.rank));
+  if (wanted.value() > 0) return wanted.value();
+  WEFT_ASSIGN_OR_RETURN(int domains, ofi::OfiEndpoint::DomainCount(o.rank, eo));
+  const int rails = ofi::AutoOfiRails(domains, o.local_size, kMaxRails);
+  WEFT_INFO("rank {}: WEFT_OFI_NRAILS=auto: {} rail{} ({} domain{}, {} local rank{})", o.rank,
+            rails, rails == 1 ? "" : "s", domains, domains == 1 ? "" : "s",
+            o.local_size > 0 ? std::to_string(o.local_size) : "unknown",
+            o.local_size == 1 ? "" : "s");
+  return rails;
 }
 
 // Rail k of the rank with local index i opens its endpoint on domain slot i*R + k (mod
 // the domains: ofi::ChooseDomain), so the local ranks' rails cover the NICs in turn.
 Result<Endpoints> OpenRails(const MeshOptions& o, ofi::OpenOptions eo) {
-  WEFT_ASSIGN_OR_RETURN(int rails, OfiRailsFromEnv(o.rank));
+  WEFT_ASSIGN_OR_RETURN(int rails, OfiRails(o, eo));
   const int local = o.local_index >= 0 ? o.local_index : o.rank;
   Endpoints out;
   for (int k = 0; k < rails; ++k) {

@@ -43,6 +43,9 @@ struct MeshOptions {
   // before the cards are exchanged: picks its ofi domain (NIC), round robin. < 0:
   // unknown, the rank is used instead (ranks on a host are usually consecutive).
   int local_index = -1;
+  // How many ranks the launcher started on this host (its local world size); <= 0:
+  // unknown. WEFT_OFI_NRAILS=auto shares the host's NICs among them.
+  int local_size = 0;
   Deadline deadline = Deadline::Never();  // for the whole connection phase
 };
 

@@ -1,6 +1,6 @@
 // The choices the ofi transport makes from names alone, kept free of libfabric so that
 // they are tested without it: whether WEFT_TRANSPORT=auto should use a provider, and
-// which of a provider's domains (NICs) a rank opens its endpoint on.
+// which of a provider's domains (NICs) a rank opens its endpoint on, and on how many.
 #pragma once
 
 #include <optional>
@@ -55,5 +55,16 @@ std::vector<std::string> NearDomains(const std::vector<std::string>& offered,
 // message quotes what is). `local_index` < 0 counts as 0.
 Result<std::string> ChooseDomain(const std::vector<std::string>& offered,
                                  const std::vector<std::string>& pinned, int local_index);
+
+// WEFT_OFI_NRAILS: "auto" (also unset or empty) gives 0; else a count in 1..max_rails.
+// InvalidArgument, naming the variable, otherwise.
+Result<int> ParseOfiRails(std::string_view value, int max_rails);
+
+// The rails (endpoints, each on its own domain) a rank opens for WEFT_OFI_NRAILS=auto:
+// the host's `domains` shared evenly among its `local_ranks` (the launcher's local world
+// size; <= 0 when unknown), rounded down so that no two local ranks share a NIC, and at
+// least 1, at most `max_rails`. A p5 (32 EFA domains, 8 ranks) gets 4 rails a rank, a
+// p4d (4 domains, 8 ranks) 1. Unknown local ranks: 1 (every rank might be on one host).
+int AutoOfiRails(int domains, int local_ranks, int max_rails);
 
 }  // namespace weft::transport::ofi

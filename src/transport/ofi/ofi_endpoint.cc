@@ -120,25 +120,37 @@ std::vector<int> AffinityCpus() {
 // keeps to its NICs), then ChooseDomain's round robin by `local_index` over them, or
 // WEFT_OFI_DOMAIN's list.
 // Returns the fi_info to open, bound to that domain.
-Result<InfoPtr> PickDomain(InfoPtr all, int rank, int local_index) {
-  const std::string prov = all->fabric_attr->prov_name ? all->fabric_attr->prov_name : "?";
-  Result<std::vector<std::string>> pinned = ParseDomainList(GetEnv("WEFT_OFI_DOMAIN").value_or(""));
-  if (!pinned.ok()) return pinned.status().WithContext(fmt::format("rank {}", rank));
-  const bool by_ip = AddressedByIp(all.get());
-  std::vector<net::Interface> ifs;
-  if (by_ip) {
-    WEFT_ASSIGN_OR_RETURN(ifs, net::SelectInterfaces());
-  }
+// The interfaces WEFT_SOCKET_IFNAME selects, for providers addressed by IP; none else.
+Result<std::vector<net::Interface>> SelectedInterfaces(const fi_info* all) {
+  if (!AddressedByIp(all)) return std::vector<net::Interface>();
+  return net::SelectInterfaces();
+}
+
+// The domains `all` offers, in libfabric's order, duplicates dropped; for providers
+// addressed by IP only those WEFT_SOCKET_IFNAME selects (`ifs`).
+std::vector<std::string> OfferedDomains(const fi_info* all,
+                                        const std::vector<net::Interface>& ifs) {
+  const bool by_ip = AddressedByIp(all);
   auto selected = [&](const std::string& d) {
     return std::any_of(ifs.begin(), ifs.end(),
                        [&](const net::Interface& i) { return i.name == d; });
   };
   std::vector<std::string> offered;
-  for (const fi_info* i = all.get(); i != nullptr; i = i->next) {
+  for (const fi_info* i = all; i != nullptr; i = i->next) {
     const char* d = DomainName(i);
     if (d == nullptr || (by_ip && !selected(d))) continue;
     if (std::find(offered.begin(), offered.end(), d) == offered.end()) offered.push_back(d);
   }
+  return offered;
+}
+
+Result<InfoPtr> PickDomain(InfoPtr all, int rank, int local_index) {
+  const std::string prov = all->fabric_attr->prov_name ? all->fabric_attr->prov_name : "?";
+  Result<std::vector<std::string>> pinned = ParseDomainList(GetEnv("WEFT_OFI_DOMAIN").value_or(""));
+  if (!pinned.ok()) return pinned.status().WithContext(fmt::format("rank {}", rank));
+  const bool by_ip = AddressedByIp(all.get());
+  WEFT_ASSIGN_OR_RETURN(std::vector<net::Interface> ifs, SelectedInterfaces(all.get()));
+  std::vector<std::string> offered = OfferedDomains(all.get(), ifs);
   if (offered.empty() && pinned->empty()) {
     // An IP provider whose domains match no selected interface (names it does not use):
     // bind to the first selected interface, as before domains were chosen.
@@ -212,6 +224,44 @@ Result<uint64_t> EagerOffer(const ProviderLimits& l, uint64_t max_msg, int rank)
   return std::min<uint64_t>(can, static_cast<uint64_t>(want.value()));
 }
 
+// Every fi_info of the provider the ofi transport uses: WEFT_OFI_PROVIDER's, else the
+// first of kAutoProviders that libfabric offers (for `options.fabric_only`, only a real
+// fabric). Loads libfabric.
+Result<InfoPtr> ProviderInfo(int rank, const OpenOptions& options) {
+  Result<const FabricLib*> lib = LoadFabricLib();
+  if (!lib.ok()) return lib.status().WithContext(fmt::format("rank {}", rank));
+  std::optional<std::string> forced = GetEnv("WEFT_OFI_PROVIDER");
+  InfoPtr info;
+  if (forced && !forced->empty()) {
+    if (options.fabric_only && !AutoPicksProvider(*forced))
+      return Unavailable(
+          fmt::format("rank {}: WEFT_OFI_PROVIDER='{}' is not a fabric that "
+                      "WEFT_TRANSPORT=auto uses (efa, verbs;ofi_rxm)",
+                      rank, *forced));
+    Result<InfoPtr> i = GetInfo(forced->c_str());
+    if (!i.ok())
+      return InvalidArgument(fmt::format("rank {}: WEFT_OFI_PROVIDER='{}' is not usable: {}", rank,
+                                         *forced, i.status().message()));
+    info = std::move(i).value();
+  } else {
+    std::string tried;
+    for (const char* p : kAutoProviders) {
+      // auto never asks for the others: a provider it would not use costs only start-up.
+      if (options.fabric_only && !AutoPicksProvider(p)) continue;
+      Result<InfoPtr> i = GetInfo(p);
+      if (i.ok()) {
+        info = std::move(i).value();
+        break;
+      }
+      tried += fmt::format("; {}", i.status().message());
+    }
+    if (!info)
+      return Unavailable(fmt::format("rank {}: no libfabric provider for the ofi transport{}",
+                                     rank, tried));
+  }
+  return info;
+}
+
 }  // namespace
 
 std::string FiError(const char* what, int ret) {
@@ -260,41 +310,20 @@ int64_t OfiEndpoint::nic_speed_mbps() const {
   return mbps > 0 ? mbps : -1;
 }
 
+Result<int> OfiEndpoint::DomainCount(int rank, const OpenOptions& options) {
+  Result<std::vector<std::string>> pinned = ParseDomainList(GetEnv("WEFT_OFI_DOMAIN").value_or(""));
+  if (!pinned.ok()) return pinned.status().WithContext(fmt::format("rank {}", rank));
+  WEFT_ASSIGN_OR_RETURN(InfoPtr all, ProviderInfo(rank, options));
+  if (!pinned->empty()) return static_cast<int>(pinned->size());
+  WEFT_ASSIGN_OR_RETURN(std::vector<net::Interface> ifs, SelectedInterfaces(all.get()));
+  return std::max<int>(1, static_cast<int>(OfferedDomains(all.get(), ifs).size()));
+}
+
 Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank, const OpenOptions& options) {
-  Result<const FabricLib*> lib = LoadFabricLib();
-  if (!lib.ok()) return lib.status().WithContext(fmt::format("rank {}", rank));
+  WEFT_ASSIGN_OR_RETURN(InfoPtr info, ProviderInfo(rank, options));
+  WEFT_ASSIGN_OR_RETURN(info, PickDomain(std::move(info), rank, options.local_index));
   std::shared_ptr<OfiEndpoint> e(new OfiEndpoint());
   e->rank_ = rank;
-  std::optional<std::string> forced = GetEnv("WEFT_OFI_PROVIDER");
-  InfoPtr info;
-  if (forced && !forced->empty()) {
-    if (options.fabric_only && !AutoPicksProvider(*forced))
-      return Unavailable(
-          fmt::format("rank {}: WEFT_OFI_PROVIDER='{}' is not a fabric that "
-                      "WEFT_TRANSPORT=auto uses (efa, verbs;ofi_rxm)",
-                      rank, *forced));
-    Result<InfoPtr> i = GetInfo(forced->c_str());
-    if (!i.ok())
-      return InvalidArgument(fmt::format("rank {}: WEFT_OFI_PROVIDER='{}' is not usable: {}", rank,
-                                         *forced, i.status().message()));
-    info = std::move(i).value();
-  } else {
-    std::string tried;
-    for (const char* p : kAutoProviders) {
-      // auto never asks for the others: a provider it would not use costs only start-up.
-      if (options.fabric_only && !AutoPicksProvider(p)) continue;
-      Result<InfoPtr> i = GetInfo(p);
-      if (i.ok()) {
-        info = std::move(i).value();
-        break;
-      }
-      tried += fmt::format("; {}", i.status().message());
-    }
-    if (!info)
-      return Unavailable(fmt::format("rank {}: no libfabric provider for the ofi transport{}",
-                                     rank, tried));
-  }
-  WEFT_ASSIGN_OR_RETURN(info, PickDomain(std::move(info), rank, options.local_index));
   e->info_ = info.release();
   e->provider_ = e->info_->fabric_attr->prov_name ? e->info_->fabric_attr->prov_name : "?";
   e->limits_ = LimitsFor(e->info_);

@@ -120,6 +120,10 @@ class OfiEndpoint {
   // Opens fabric, domain, AV, CQ and endpoint on the chosen provider and domain. `rank`
   // is only for error messages. Blocking (libfabric's provider set-up).
   static Result<std::shared_ptr<OfiEndpoint>> Open(int rank, const OpenOptions& options = {});
+  // How many domains (NICs) this host offers the ofi transport, for all its ranks: the
+  // provider's, less the interfaces WEFT_SOCKET_IFNAME does not select where addressed by
+  // IP, or WEFT_OFI_DOMAIN's list. At least 1. For WEFT_OFI_NRAILS=auto. Blocking.
+  static Result<int> DomainCount(int rank, const OpenOptions& options = {});
   ~OfiEndpoint();
   OfiEndpoint(const OfiEndpoint&) = delete;
   OfiEndpoint& operator=(const OfiEndpoint&) = delete;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -168,6 +169,44 @@ TEST(NearDomainsTest, NothingKnownOrNothingNearKeepsEveryDomain) {
   EXPECT_EQ(NearDomains(offered, {{4}, {5}}, {0, 1}), offered);  // none near: all
   EXPECT_EQ(NearDomains(offered, {{}, {0}}, {0}), (std::vector<std::string>{"b"}));
   EXPECT_EQ(NearDomains(offered, {{0}, {1}}, {}), offered);  // mask unreadable
+}
+
+TEST(OfiRailsTest, AutoIsZeroAndCountsAreChecked) {
+  EXPECT_EQ(ParseOfiRails("", 16).value(), 0);
+  EXPECT_EQ(ParseOfiRails("auto", 16).value(), 0);
+  EXPECT_EQ(ParseOfiRails("1", 16).value(), 1);
+  EXPECT_EQ(ParseOfiRails("16", 16).value(), 16);
+  for (const char* bad : {"0", "17", "-1", "2x", "two", " 2", "Auto"}) {
+    Result<int> r = ParseOfiRails(bad, 16);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_THAT(r.status().message(), HasSubstr("WEFT_OFI_NRAILS must be 'auto' or 1..16"));
+    EXPECT_THAT(r.status().message(), HasSubstr(std::string("'") + bad + "'"));
+  }
+}
+
+TEST(OfiRailsTest, AutoSharesTheHostsDomainsAmongItsLocalRanks) {
+  EXPECT_EQ(AutoOfiRails(32, 8, 16), 4);  // p5: 32 EFA domains, 8 GPUs
+  EXPECT_EQ(AutoOfiRails(4, 8, 16), 1);   // p4d: 4 domains for 8 ranks, never 0
+  EXPECT_EQ(AutoOfiRails(4, 1, 16), 4);   // one rank a host takes every NIC
+  EXPECT_EQ(AutoOfiRails(5, 2, 16), 2);   // rounded down: no NIC is shared
+  EXPECT_EQ(AutoOfiRails(32, 1, 16), 16);  // at most max_rails
+  EXPECT_EQ(AutoOfiRails(32, 0, 16), 1);   // local ranks unknown
+  EXPECT_EQ(AutoOfiRails(0, 1, 16), 1);
+}
+
+TEST(OfiRailsTest, AutoRailsOfAP5GiveEachNicToOneRail) {
+  // Rail k of local rank i opens domain slot i*R + k (transport/mesh.cc): with R from
+  // AutoOfiRails every one of the 32 domains is opened exactly once.
+  std::vector<std::string> domains;
+  for (int d = 0; d < 32; ++d) domains.push_back("rdmap" + std::to_string(d) + "-rdm");
+  const int rails = AutoOfiRails(32, 8, 16);
+  std::vector<int> opened(32, 0);
+  for (int i = 0; i < 8; ++i)
+    for (int k = 0; k < rails; ++k) {
+      const std::string d = ChooseDomain(domains, {}, i * rails + k).value();
+      ++opened[std::find(domains.begin(), domains.end(), d) - domains.begin()];
+    }
+  EXPECT_EQ(opened, std::vector<int>(32, 1));
 }
 
 }  // namespace
