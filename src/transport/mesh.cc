@@ -77,7 +77,7 @@ constexpr uint64_t kOfiStripeMin = tcp::kDefaultStripeMin;
 // WEFT_OFI_NRAILS: endpoints (NICs) per rank that each pair stripes over, 1..kMaxRails;
 // "auto" (the default): the host's domains shared among its local ranks (AutoOfiRails).
 Result<int> OfiRails(const MeshOptions& o, const ofi::OpenOptions& eo) {
-  Result<int> wanted = ofi::ParseOfiRails(GetEnv("WEFT_OFI_NRAILS").value_or(""), kMaxRails);
+  Result<int> wanted = ParseRailCount("WEFT_OFI_NRAILS", GetEnv("WEFT_OFI_NRAILS").value_or(""));
   if (!wanted.ok()) return wanted.status().WithContext(fmt::format("rank {}", o.rank));
   if (wanted.value() > 0) return wanted.value();
   WEFT_ASSIGN_OR_RETURN(int domains, ofi::OfiEndpoint::DomainCount(o.rank, eo));

@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
+
+#include "core/status.h"
 
 namespace weft::transport {
 
@@ -17,6 +20,11 @@ inline constexpr uint64_t kStripeAlign = 4096;
 inline int PairRails(bool same_host, int mine, int peer) {
   return same_host ? 1 : (mine < peer ? mine : peer);
 }
+
+// A rail-count setting (WEFT_SOCKET_NRAILS, WEFT_OFI_NRAILS), named `variable` in the
+// error: "auto", unset or empty give 0 (the transport decides); else 1..kMaxRails.
+// InvalidArgument otherwise.
+Result<int> ParseRailCount(std::string_view variable, std::string_view value);
 
 struct Stripe {
   uint64_t offset = 0;

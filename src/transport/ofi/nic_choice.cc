@@ -128,16 +128,6 @@ Result<std::string> ChooseDomain(const std::vector<std::string>& offered,
   return use[i];
 }
 
-Result<int> ParseOfiRails(std::string_view value, int max_rails) {
-  if (value.empty() || value == "auto") return 0;
-  int n = 0;
-  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-  if (ec != std::errc() || p != value.data() + value.size() || n < 1 || n > max_rails)
-    return InvalidArgument(
-        fmt::format("WEFT_OFI_NRAILS must be 'auto' or 1..{}, got '{}'", max_rails, value));
-  return n;
-}
-
 int AutoOfiRails(int domains, int local_ranks, int max_rails) {
   if (local_ranks <= 0 || domains <= 0) return 1;
   return std::clamp(domains / local_ranks, 1, std::max(1, max_rails));

@@ -56,10 +56,6 @@ std::vector<std::string> NearDomains(const std::vector<std::string>& offered,
 Result<std::string> ChooseDomain(const std::vector<std::string>& offered,
                                  const std::vector<std::string>& pinned, int local_index);
 
-// WEFT_OFI_NRAILS: "auto" (also unset or empty) gives 0; else a count in 1..max_rails.
-// InvalidArgument, naming the variable, otherwise.
-Result<int> ParseOfiRails(std::string_view value, int max_rails);
-
 // The rails (endpoints, each on its own domain) a rank opens for WEFT_OFI_NRAILS=auto:
 // the host's `domains` shared evenly among its `local_ranks` (the launcher's local world
 // size; <= 0 when unknown), rounded down so that no two local ranks share a NIC, and at

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 
 #include "core/env.h"
 #include "net/ifname_spec.h"
@@ -11,14 +10,7 @@
 namespace weft::transport::tcp {
 
 Result<int> RailsWantedFromEnv() {
-  std::string v = GetEnv("WEFT_SOCKET_NRAILS").value_or("");
-  if (v.empty() || v == "auto") return 0;
-  int n = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc() || p != v.data() + v.size() || n < 1 || n > kMaxRails)
-    return InvalidArgument(
-        fmt::format("WEFT_SOCKET_NRAILS must be 'auto' or 1..{}, got '{}'", kMaxRails, v));
-  return n;
+  return ParseRailCount("WEFT_SOCKET_NRAILS", GetEnv("WEFT_SOCKET_NRAILS").value_or(""));
 }
 
 Result<uint64_t> StripeMinFromEnv() {

@@ -171,19 +171,6 @@ TEST(NearDomainsTest, NothingKnownOrNothingNearKeepsEveryDomain) {
   EXPECT_EQ(NearDomains(offered, {{0}, {1}}, {}), offered);  // mask unreadable
 }
 
-TEST(OfiRailsTest, AutoIsZeroAndCountsAreChecked) {
-  EXPECT_EQ(ParseOfiRails("", 16).value(), 0);
-  EXPECT_EQ(ParseOfiRails("auto", 16).value(), 0);
-  EXPECT_EQ(ParseOfiRails("1", 16).value(), 1);
-  EXPECT_EQ(ParseOfiRails("16", 16).value(), 16);
-  for (const char* bad : {"0", "17", "-1", "2x", "two", " 2", "Auto"}) {
-    Result<int> r = ParseOfiRails(bad, 16);
-    ASSERT_FALSE(r.ok()) << bad;
-    EXPECT_THAT(r.status().message(), HasSubstr("WEFT_OFI_NRAILS must be 'auto' or 1..16"));
-    EXPECT_THAT(r.status().message(), HasSubstr(std::string("'") + bad + "'"));
-  }
-}
-
 TEST(OfiRailsTest, AutoSharesTheHostsDomainsAmongItsLocalRanks) {
   EXPECT_EQ(AutoOfiRails(32, 8, 16), 4);  // p5: 32 EFA domains, 8 GPUs
   EXPECT_EQ(AutoOfiRails(4, 8, 16), 1);   // p4d: 4 domains for 8 ranks, never 0

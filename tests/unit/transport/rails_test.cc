@@ -84,6 +84,20 @@ TEST(RailsTest, RailAddressesPutTheRailFirst) {
   EXPECT_EQ(RailAddresses(a, 5).size(), 3u);
 }
 
+TEST(RailsTest, RailCountIsAutoOrOneToSixteenAndErrorsNameTheVariable) {
+  EXPECT_EQ(ParseRailCount("WEFT_OFI_NRAILS", "").value(), 0);
+  EXPECT_EQ(ParseRailCount("WEFT_OFI_NRAILS", "auto").value(), 0);
+  EXPECT_EQ(ParseRailCount("WEFT_OFI_NRAILS", "1").value(), 1);
+  EXPECT_EQ(ParseRailCount("WEFT_OFI_NRAILS", "16").value(), 16);
+  for (const char* bad : {"0", "17", "-1", "2x", "two", " 2", "Auto"}) {
+    Result<int> r = ParseRailCount("WEFT_OFI_NRAILS", bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+    EXPECT_EQ(r.status().message(),
+              std::string("WEFT_OFI_NRAILS must be 'auto' or 1..16, got '") + bad + "'");
+  }
+}
+
 TEST(RailsTest, EnvironmentIsChecked) {
   unsetenv("WEFT_SOCKET_NRAILS");
   EXPECT_EQ(RailsWantedFromEnv().value(), 0);
