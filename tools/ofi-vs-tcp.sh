@@ -5,7 +5,9 @@
 #
 # Usage: tools/ofi-vs-tcp.sh [BUILD_DIR] [NRANKS] [REPEATS]
 # Env: WEFT_OFI_PROVIDER (default tcp;ofi_rxm), SIZES_MIN/SIZES_MAX (default 8K/32M: with
-#      the factor 8, 8 KiB, 64 KiB, 512 KiB, 4 MiB, 32 MiB), ITERS (default 20).
+#      the factor 8, 8 KiB, 64 KiB, 512 KiB, 4 MiB, 32 MiB), ITERS (default 20; 200 with
+#      NETNS_RATE, so that the shaper's 256 KiB bucket carries a small part of each size's
+#      bytes: with 50, tcp ran 8 KiB at twice the shaped rate, a CPU-bound comparison).
 #      NETNS_RATE=2gbit: instead of loopback, two network namespaces joined by a veth pair
 #      shaped with tc tbf to that rate in each direction (tests/netns/netns_lib.sh); the
 #      first half of the ranks on one, the rest on the other, bootstrapped the torchrun
@@ -19,8 +21,8 @@ REPEATS=${3:-3}
 export WEFT_OFI_PROVIDER=${WEFT_OFI_PROVIDER:-"tcp;ofi_rxm"}
 MINB=${SIZES_MIN:-8K}
 MAXB=${SIZES_MAX:-32M}
-ITERS=${ITERS:-20}
 RATE=${NETNS_RATE:-}
+ITERS=${ITERS:-$([ -n "$RATE" ] && echo 200 || echo 20)}
 BENCH=("$BUILD/tools/weft-bench/weft-bench" -o allreduce -b "$MINB" -e "$MAXB" -f 8 -n "$ITERS"
        -w 3 -c 1)
 TMP=$(mktemp -d /tmp/weft_ofi_vs_tcp.XXXXXX)
