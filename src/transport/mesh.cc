@@ -76,11 +76,11 @@ constexpr uint64_t kOfiStripeMin = tcp::kDefaultStripeMin;
 
 // WEFT_OFI_NRAILS: endpoints (NICs) per rank that each pair stripes over, 1..kMaxRails;
 // "auto" (the default): the host's domains shared among its local ranks (AutoOfiRails).
-Result<int> OfiRails(const MeshOptions& o, const ofi::OpenOptions& eo) {
+Result<int> OfiRails(const MeshOptions& o, const ofi::ProviderOffer& offer) {
   Result<int> wanted = ParseRailCount("WEFT_OFI_NRAILS", GetEnv("WEFT_OFI_NRAILS").value_or(""));
   if (!wanted.ok()) return wanted.status().WithContext(fmt::format("rank {}", o.rank));
   if (wanted.value() > 0) return wanted.value();
-  WEFT_ASSIGN_OR_RETURN(int domains, ofi::OfiEndpoint::DomainCount(o.rank, eo));
+  const int domains = offer.domain_count();
   const int rails = ofi::AutoOfiRails(domains, o.local_size, kMaxRails);
   WEFT_INFO("rank {}: WEFT_OFI_NRAILS=auto: {} rail{} ({} domain{}, {} local rank{})", o.rank,
             rails, rails == 1 ? "" : "s", domains, domains == 1 ? "" : "s",
@@ -91,13 +91,15 @@ Result<int> OfiRails(const MeshOptions& o, const ofi::OpenOptions& eo) {
 
 // Rail k of the rank with local index i opens its endpoint on domain slot i*R + k (mod
 // the domains: ofi::ChooseDomain), so the local ranks' rails cover the NICs in turn.
-Result<Endpoints> OpenRails(const MeshOptions& o, ofi::OpenOptions eo) {
-  WEFT_ASSIGN_OR_RETURN(int rails, OfiRails(o, eo));
+Result<Endpoints> OpenRails(const MeshOptions& o, const ofi::OpenOptions& eo) {
+  WEFT_ASSIGN_OR_RETURN(std::shared_ptr<const ofi::ProviderOffer> offer,
+                        ofi::ProviderOffer::Find(o.rank, eo));
+  WEFT_ASSIGN_OR_RETURN(int rails, OfiRails(o, *offer));
   const int local = o.local_index >= 0 ? o.local_index : o.rank;
   Endpoints out;
   for (int k = 0; k < rails; ++k) {
-    eo.local_index = local * rails + k;
-    Result<std::shared_ptr<ofi::OfiEndpoint>> e = ofi::OfiEndpoint::Open(o.rank, eo);
+    Result<std::shared_ptr<ofi::OfiEndpoint>> e =
+        ofi::OfiEndpoint::Open(o.rank, *offer, local * rails + k);
     if (!e.ok())
       return rails == 1 ? e.status()
                         : e.status().WithContext(fmt::format("rail {} of {}", k, rails));

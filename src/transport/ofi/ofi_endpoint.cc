@@ -39,10 +39,7 @@ constexpr uint64_t kInPlaceEagerBytes = uint64_t{1} << 20;
 // Completions read per fi_cq_read call.
 constexpr int kCqBatch = 16;
 
-struct InfoDeleter {
-  void operator()(fi_info* i) const { Fabric().freeinfo(i); }
-};
-using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
+using InfoPtr = FiInfoPtr;
 
 InfoPtr Hints(const char* provider) {
   InfoPtr h(Fabric().dupinfo(nullptr));  // fi_allocinfo
@@ -83,16 +80,23 @@ const char* DomainName(const fi_info* info) {
   return info->domain_attr && info->domain_attr->name ? info->domain_attr->name : nullptr;
 }
 
+// A copy of one fi_info (fi_dupinfo: without the entries after it).
+Result<InfoPtr> Dup(const fi_info* info) {
+  InfoPtr one(Fabric().dupinfo(info));
+  if (!one) return Internal("fi_dupinfo failed");
+  return one;
+}
+
 // Providers addressed by IP (tcp, and verbs through rxm's IPoIB addressing) would
 // otherwise pick an interface (or the wildcard address) themselves: bind them to `iface`,
 // one WEFT_SOCKET_IFNAME / WEFT_SOCKET_FAMILY select, as the tcp transport does, so that
 // peers on other hosts can reach the address in the card.
-Result<InfoPtr> BindToInterface(InfoPtr info, const net::Interface& iface, int rank) {
+Result<InfoPtr> BindToInterface(const fi_info* info, const net::Interface& iface, int rank) {
   char host[NI_MAXHOST];
   const net::SockAddr& a = iface.addr;
   if (getnameinfo(reinterpret_cast<const sockaddr*>(&a.storage), a.len, host, sizeof(host),
                   nullptr, 0, NI_NUMERICHOST) != 0)
-    return info;
+    return Dup(info);
   std::string prov = info->fabric_attr->prov_name;
   Result<InfoPtr> bound = GetInfo(prov.c_str(), host);
   if (!bound.ok())
@@ -113,13 +117,6 @@ std::vector<int> AffinityCpus() {
   return cpus;
 }
 
-// The domain (NIC) of this rank, from `all` (every fi_info the provider returned, one
-// per domain and address format): the domains offered, minus, for providers addressed
-// by IP, the interfaces WEFT_SOCKET_IFNAME does not select (loopback, by default), then
-// those near the CPUs this rank may run on (NearDomains: a rank bound to one NUMA node
-// keeps to its NICs), then ChooseDomain's round robin by `local_index` over them, or
-// WEFT_OFI_DOMAIN's list.
-// Returns the fi_info to open, bound to that domain.
 // The interfaces WEFT_SOCKET_IFNAME selects, for providers addressed by IP; none else.
 Result<std::vector<net::Interface>> SelectedInterfaces(const fi_info* all) {
   if (!AddressedByIp(all)) return std::vector<net::Interface>();
@@ -144,49 +141,51 @@ std::vector<std::string> OfferedDomains(const fi_info* all,
   return offered;
 }
 
-Result<InfoPtr> PickDomain(InfoPtr all, int rank, int local_index) {
+}  // namespace
+
+// The domain (NIC) of the rank with local index `local_index`, from the offer: its
+// domains (for providers addressed by IP, the selected interfaces), then those near the
+// CPUs this rank may run on (NearDomains: a rank bound to one NUMA node keeps to its
+// NICs), then ChooseDomain's round robin by `local_index` over them, or WEFT_OFI_DOMAIN's
+// list. Returns the fi_info to open, bound to that domain.
+Result<InfoPtr> ProviderOffer::PickDomain(int rank, int local_index) const {
+  const fi_info* all = all_.get();
   const std::string prov = all->fabric_attr->prov_name ? all->fabric_attr->prov_name : "?";
-  Result<std::vector<std::string>> pinned = ParseDomainList(GetEnv("WEFT_OFI_DOMAIN").value_or(""));
-  if (!pinned.ok()) return pinned.status().WithContext(fmt::format("rank {}", rank));
-  const bool by_ip = AddressedByIp(all.get());
-  WEFT_ASSIGN_OR_RETURN(std::vector<net::Interface> ifs, SelectedInterfaces(all.get()));
-  std::vector<std::string> offered = OfferedDomains(all.get(), ifs);
-  if (offered.empty() && pinned->empty()) {
+  const bool by_ip = AddressedByIp(all);
+  if (offered_.empty() && pinned_.empty()) {
     // An IP provider whose domains match no selected interface (names it does not use):
     // bind to the first selected interface, as before domains were chosen.
-    if (by_ip && !ifs.empty()) return BindToInterface(std::move(all), ifs[0], rank);
-    return all;
+    if (by_ip && !ifs_.empty()) return BindToInterface(all, ifs_[0], rank);
+    return Dup(all);
   }
-  std::vector<std::string> candidates = offered;
-  if (pinned->empty()) {
+  std::vector<std::string> candidates = offered_;
+  if (pinned_.empty()) {
     std::vector<std::vector<int>> nic_cpus;
-    for (const std::string& d : offered) nic_cpus.push_back(NicLocalCpus(net::kSysClassDir, d));
-    candidates = NearDomains(offered, nic_cpus, AffinityCpus());
+    for (const std::string& d : offered_) nic_cpus.push_back(NicLocalCpus(net::kSysClassDir, d));
+    candidates = NearDomains(offered_, nic_cpus, AffinityCpus());
   }
-  Result<std::string> domain = ChooseDomain(candidates, pinned.value(), local_index);
+  Result<std::string> domain = ChooseDomain(candidates, pinned_, local_index);
   if (!domain.ok())
     return InvalidArgument(
         fmt::format("rank {}: ofi ({}): {}", rank, prov, domain.status().message()));
   WEFT_INFO("rank {}: ofi ({}): domain {} (local index {}; {} of {}: {}; offered {})", rank,
             prov, domain.value(), local_index,
-            pinned->empty() ? "round robin over the near" : "WEFT_OFI_DOMAIN",
-            pinned->empty() ? candidates.size() : pinned->size(),
-            fmt::join(pinned->empty() ? candidates : pinned.value(), ","),
-            fmt::join(offered, ","));
+            pinned_.empty() ? "round robin over the near" : "WEFT_OFI_DOMAIN",
+            pinned_.empty() ? candidates.size() : pinned_.size(),
+            fmt::join(pinned_.empty() ? candidates : pinned_, ","),
+            fmt::join(offered_, ","));
   if (by_ip) {
-    for (const net::Interface& i : ifs)
-      if (i.name == domain.value()) return BindToInterface(std::move(all), i, rank);
+    for (const net::Interface& i : ifs_)
+      if (i.name == domain.value()) return BindToInterface(all, i, rank);
   }
-  for (const fi_info* i = all.get(); i != nullptr; i = i->next) {
+  for (const fi_info* i = all; i != nullptr; i = i->next) {
     const char* d = DomainName(i);
-    if (d != nullptr && domain.value() == d) {
-      InfoPtr one(Fabric().dupinfo(i));
-      if (!one) return Internal("fi_dupinfo failed");
-      return one;
-    }
+    if (d != nullptr && domain.value() == d) return Dup(i);
   }
   return Internal(fmt::format("rank {}: ofi ({}): domain {} vanished", rank, prov, domain.value()));
 }
+
+namespace {
 
 // Settings of libfabric's own (its FI_* variables) that weft changes for one provider,
 // where the provider's defaults suit weft's traffic badly; a value the user set wins.
@@ -310,18 +309,35 @@ int64_t OfiEndpoint::nic_speed_mbps() const {
   return mbps > 0 ? mbps : -1;
 }
 
-Result<int> OfiEndpoint::DomainCount(int rank, const OpenOptions& options) {
+void FiInfoDeleter::operator()(fi_info* i) const { Fabric().freeinfo(i); }
+
+Result<std::shared_ptr<const ProviderOffer>> ProviderOffer::Find(int rank,
+                                                                 const OpenOptions& options) {
   Result<std::vector<std::string>> pinned = ParseDomainList(GetEnv("WEFT_OFI_DOMAIN").value_or(""));
   if (!pinned.ok()) return pinned.status().WithContext(fmt::format("rank {}", rank));
   WEFT_ASSIGN_OR_RETURN(InfoPtr all, ProviderInfo(rank, options));
-  if (!pinned->empty()) return static_cast<int>(pinned->size());
-  WEFT_ASSIGN_OR_RETURN(std::vector<net::Interface> ifs, SelectedInterfaces(all.get()));
-  return std::max<int>(1, static_cast<int>(OfferedDomains(all.get(), ifs).size()));
+  std::shared_ptr<ProviderOffer> offer(new ProviderOffer());
+  WEFT_ASSIGN_OR_RETURN(offer->ifs_, SelectedInterfaces(all.get()));
+  offer->offered_ = OfferedDomains(all.get(), offer->ifs_);
+  offer->pinned_ = std::move(pinned).value();
+  offer->all_ = std::move(all);
+  return std::shared_ptr<const ProviderOffer>(std::move(offer));
+}
+
+int ProviderOffer::domain_count() const {
+  const size_t n = pinned_.empty() ? offered_.size() : pinned_.size();
+  return std::max<int>(1, static_cast<int>(n));
 }
 
 Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank, const OpenOptions& options) {
-  WEFT_ASSIGN_OR_RETURN(InfoPtr info, ProviderInfo(rank, options));
-  WEFT_ASSIGN_OR_RETURN(info, PickDomain(std::move(info), rank, options.local_index));
+  WEFT_ASSIGN_OR_RETURN(std::shared_ptr<const ProviderOffer> offer,
+                        ProviderOffer::Find(rank, options));
+  return Open(rank, *offer, options.local_index);
+}
+
+Result<std::shared_ptr<OfiEndpoint>> OfiEndpoint::Open(int rank, const ProviderOffer& offer,
+                                                       int local_index) {
+  WEFT_ASSIGN_OR_RETURN(InfoPtr info, offer.PickDomain(rank, local_index));
   std::shared_ptr<OfiEndpoint> e(new OfiEndpoint());
   e->rank_ = rank;
   e->info_ = info.release();

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "net/socket.h"
 #include "transport/wire.h"
 
 namespace weft::transport::ofi {
@@ -115,15 +116,48 @@ struct OpenOptions {
   bool fabric_only = false;
 };
 
+// Frees an fi_info list (fi_freeinfo).
+struct FiInfoDeleter {
+  void operator()(fi_info* i) const;
+};
+using FiInfoPtr = std::unique_ptr<fi_info, FiInfoDeleter>;
+
+// What the ofi transport's provider offers on this host, looked up once (fi_getinfo, the
+// interfaces WEFT_SOCKET_IFNAME selects, WEFT_OFI_DOMAIN) for all of a rank's endpoints:
+// how many to open (WEFT_OFI_NRAILS=auto) and each one's domain come from it.
+class ProviderOffer {
+ public:
+  // The provider (as OfiEndpoint::Open chooses it) and its domains. Loads libfabric.
+  // Blocking.
+  static Result<std::shared_ptr<const ProviderOffer>> Find(int rank,
+                                                           const OpenOptions& options = {});
+  // How many domains (NICs) this host offers the ofi transport, for all its ranks: the
+  // provider's, less the interfaces WEFT_SOCKET_IFNAME does not select where addressed by
+  // IP, or WEFT_OFI_DOMAIN's list. At least 1.
+  int domain_count() const;
+
+ private:
+  friend class OfiEndpoint;
+  ProviderOffer() = default;
+  // The fi_info to open for the rank with local index `local_index` (its domain chosen,
+  // bound to its interface where addressed by IP).
+  Result<FiInfoPtr> PickDomain(int rank, int local_index) const;
+
+  FiInfoPtr all_;                       // every fi_info of the provider
+  std::vector<net::Interface> ifs_;     // selected interfaces (IP providers only)
+  std::vector<std::string> offered_;    // their domains, in libfabric's order
+  std::vector<std::string> pinned_;     // WEFT_OFI_DOMAIN's list, or empty
+};
+
 class OfiEndpoint {
  public:
   // Opens fabric, domain, AV, CQ and endpoint on the chosen provider and domain. `rank`
   // is only for error messages. Blocking (libfabric's provider set-up).
   static Result<std::shared_ptr<OfiEndpoint>> Open(int rank, const OpenOptions& options = {});
-  // How many domains (NICs) this host offers the ofi transport, for all its ranks: the
-  // provider's, less the interfaces WEFT_SOCKET_IFNAME does not select where addressed by
-  // IP, or WEFT_OFI_DOMAIN's list. At least 1. For WEFT_OFI_NRAILS=auto. Blocking.
-  static Result<int> DomainCount(int rank, const OpenOptions& options = {});
+  // The same from an offer already found: the rank's endpoints (one per rail) share one
+  // look-up. `local_index` picks the domain, as OpenOptions::local_index.
+  static Result<std::shared_ptr<OfiEndpoint>> Open(int rank, const ProviderOffer& offer,
+                                                   int local_index);
   ~OfiEndpoint();
   OfiEndpoint(const OfiEndpoint&) = delete;
   OfiEndpoint& operator=(const OfiEndpoint&) = delete;
