@@ -8,6 +8,8 @@ B=${WEFT_BUILD_DIR:-build}
 start=$(date +%s)
 ctest --test-dir "$B" --output-on-failure -j"$(nproc)" --timeout 900 "$@"
 echo "test.sh: C++ suite finished in $(( $(date +%s) - start )) s"
+# Clang's thread-safety analysis of every lock (scripts/thread-safety.sh; about 2 min).
+bash scripts/thread-safety.sh
 # ASan+UBSan and TSan builds running the unit, fuzz and failure-path multi-process tests
 # (scripts/sanitize.sh; each build takes several minutes on 2 cores).
 if [ "${WEFT_SKIP_SANITIZERS:-0}" != 1 ]; then

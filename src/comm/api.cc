@@ -24,7 +24,6 @@ struct weftComm {
 struct weftRequest {
   std::shared_ptr<weft::comm::Request> impl;
   std::shared_ptr<weft::comm::Communicator> comm;
-  std::string what;
 };
 
 namespace {
@@ -104,38 +103,26 @@ weftResult_t NonBlocking(weftComm_t comm, const Call& call, weftRequest_t* reque
   *request = nullptr;
   auto r = comm->impl->Submit(call);
   if (!r.ok()) return Report(comm, r.status());
-  *request = new weftRequest{std::move(r).value(), comm->impl, weft::comm::CallName(call)};
+  *request = new weftRequest{std::move(r).value(), comm->impl};
   return weftSuccess;
 }
 
 weftResult_t OnStream(weftComm_t comm, const Call& call, weftStream_t stream) {
   if (comm == nullptr) return NoComm();
+  InCall in(comm);
   return Report(comm, comm->impl->RunOnStream(call, stream));
 }
 
 Call Collective(Collective coll, const void* send, void* recv, size_t count, weftDataType_t dt,
                 weftRedOp_t op, int root) {
-  Call c;
-  c.coll = coll;
-  c.send = send;
-  c.recv = recv;
-  c.count = count;
-  c.dtype = static_cast<weft::DataType>(dt);
-  c.op = static_cast<weft::RedOp>(op);
-  c.root = root;
-  return c;
+  return weft::comm::MakeCollective(coll, send, recv, count, static_cast<weft::DataType>(dt),
+                                    static_cast<weft::RedOp>(op), root);
 }
 
 Call PointToPoint(CallKind kind, const void* send, void* recv, size_t count, weftDataType_t dt,
                   int peer) {
-  Call c;
-  c.kind = kind;
-  c.send = send;
-  c.recv = recv;
-  c.count = count;
-  c.dtype = static_cast<weft::DataType>(dt);
-  c.peer = peer;
-  return c;
+  return weft::comm::MakePointToPoint(kind, send, recv, count, static_cast<weft::DataType>(dt),
+                                      peer);
 }
 
 }  // namespace
@@ -164,7 +151,7 @@ const char* weftGetLastError(weftComm_t comm) {
 }
 
 weftResult_t weftGetVersion(int* version) {
-  if (version == nullptr) return NoComm();
+  if (version == nullptr) return Report(nullptr, weft::InvalidArgument("version is NULL"));
   *version = WEFT_VERSION_CODE;
   return weftSuccess;
 }

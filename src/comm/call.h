@@ -25,6 +25,35 @@ struct Call {
   int peer = -1;  // send / recv
 };
 
+// The one way to build a call: a collective (`root` and `op` ignored where they mean
+// nothing), or a send or receive with `peer`.
+inline Call MakeCollective(sched::Collective coll, const void* send, void* recv, size_t count,
+                           DataType dtype, RedOp op = RedOp::kSum, int root = 0) {
+  Call c;
+  c.coll = coll;
+  c.send = send;
+  c.recv = recv;
+  c.count = count;
+  c.dtype = dtype;
+  c.op = op;
+  c.root = root;
+  return c;
+}
+inline Call MakePointToPoint(CallKind kind, const void* send, void* recv, size_t count,
+                             DataType dtype, int peer) {
+  Call c;
+  c.kind = kind;
+  c.send = send;
+  c.recv = recv;
+  c.count = count;
+  c.dtype = dtype;
+  c.peer = peer;
+  return c;
+}
+inline Call MakeBarrier() {
+  return MakeCollective(sched::Collective::kBarrier, nullptr, nullptr, 0, DataType::kUint8);
+}
+
 // Broadcast, reduce, gather and scatter: the collectives whose `root` means something.
 bool HasRoot(sched::Collective c);
 // Allreduce, reduce and reducescatter: the collectives whose `op` means something.

@@ -1,53 +1,51 @@
 // A communicator: this rank's view of a group of ranks, the links to its peers, and the
-// machinery that turns calls into executed schedules.
+// machinery that turns calls into executed schedules. Its parts, each in its own file:
+// - comm/comm_config.h: what it reads from the environment, once, at creation;
+// - comm/call_queue.h: the order calls run in, and the worker that runs queued ones;
+// - comm/plan_cache.h: the planner's choices and the schedules and plans built;
+// - comm/failure.h: the failure it ends in, and the errors it reports;
+// - comm/device_calls.h: calls on CUDA buffers and streams;
+// - this file: creation, execution of one call, abort, split.
 //
-// Calls start in issue order. A blocking call with nothing queued runs on the caller's
-// thread, without the submission lock, and a collective repeated with the same
-// arguments reuses its plan (comm/prepared_call.h). Non-blocking calls (and blocking
-// calls behind them) run on a worker thread started on first use. Non-blocking sends and
-// receives do not hold the worker: they progress together (so rings of them cannot
-// deadlock); a collective queued behind them starts when they have completed.
+// A blocking call with nothing queued runs on the caller's thread, without the queue's
+// lock, and a collective repeated with the same arguments reuses its plan.
 //
-// After a transport error, a timeout or a mismatch the communicator is failed: the links
-// may hold half a message, so every later call returns Aborted with the original cause.
-// (A mismatch that WEFT_CHECK_CALLS finds before any data moved is refused on every rank
-// alike and leaves the communicator usable.) Failing sends each peer the cause
-// (Link::SendAbort) and shuts the links, so every rank's error names the original
-// failure.
+// After a transport error, a timeout or a mismatch the communicator is failed: every
+// later call returns Aborted with the original cause. (A mismatch that WEFT_CHECK_CALLS
+// finds before any data moved is refused on every rank alike and leaves the communicator
+// usable.) Failing sends each peer the cause (Link::SendAbort) and shuts the links, so
+// every rank's error names the original failure.
 //
 // Thread-safety: one user thread at a time (as NCCL), except Abort(), which any thread may
 // call while others are inside Run, Submit or a request's Wait; the worker is internal.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <set>
 #include <string>
-#include <thread>
-#include <tuple>
 #include <vector>
 
+#include "bootstrap/store.h"
 #include "comm/call.h"
 #include "comm/call_check.h"
-#include "comm/device_path.h"
+#include "comm/call_queue.h"
+#include "comm/comm_config.h"
+#include "comm/device_calls.h"
+#include "comm/failure.h"
 #include "comm/flight_recorder.h"
+#include "comm/plan_cache.h"
 #include "comm/prepared_call.h"
 #include "comm/request.h"
-#include "bootstrap/store.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "exec/executor.h"
 #include "exec/p2p_engine.h"
-#include "sched/planner.h"
 #include "transport/mesh.h"
 
 namespace weft::comm {
 
-class Communicator {
+class Communicator : private CallQueue::Runner {
  public:
   // Whatever must outlive the communicator's use of the bootstrap (the store client,
   // and the store server on the rank that hosts it). Communicators split or shrunk from
@@ -57,7 +55,7 @@ class Communicator {
     // The store client kept open since init (owned by `keepalive`; nullptr when there is
     // none) and the lock that serialises its use: StoreClient is one thread at a time.
     bootstrap::StoreClient* store = nullptr;
-    std::shared_ptr<std::mutex> store_mu;
+    std::shared_ptr<Mutex> store_mu;
     net::AuthKey key;  // authenticates the tcp data connections (and those of splits)
   };
 
@@ -66,7 +64,7 @@ class Communicator {
   static Result<std::unique_ptr<Communicator>> Create(int rank, int size, uint64_t comm_id,
                                                       const transport::AllGatherFn& allgather,
                                                       Bootstrap bootstrap);
-  ~Communicator();
+  ~Communicator() override;
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -82,13 +80,13 @@ class Communicator {
   // Host buffers with a null stream simply run as Run does.
   Status RunOnStream(const Call& call, void* stream);
   // The first fatal error (ok while the communicator is healthy).
-  Status AsyncError();
-  // Collective over this communicator; nullptr (and ok) for color < 0.
+  Status AsyncError() { return errors_.AsyncError(); }
+  // Collective over this communicator; nullptr (and ok) for color < 0. (comm/split.cc)
   Result<std::unique_ptr<Communicator>> Split(int color, int key);
   const Bootstrap& bootstrap() const { return bootstrap_; }
   // 0, 1, 2, ...: the index of this rank's next weftCommShrink on this communicator (every
   // survivor counts its own calls, so the k-th calls meet in the same store keys).
-  uint64_t NextShrinkEpoch();
+  uint64_t NextShrinkEpoch() { return shrink_count_.fetch_add(1); }
 
   // Abandons everything: the call running now (on any thread) and every queued or pending
   // call complete with Aborted within one poll interval (<= 100 ms); peers are sent the
@@ -98,122 +96,74 @@ class Communicator {
   void Abort();
 
   // The last error message on this communicator ("" if none).
-  std::string LastError();
-  void SetLastError(const Status& status);
+  std::string LastError() { return errors_.LastError(); }
+  void SetLastError(const Status& status) { errors_.SetLastError(status); }
 
  private:
-  Communicator(int rank, int size, uint64_t id, sched::Planner planner, double timeout_s);
+  Communicator(int rank, int size, uint64_t id, const CommConfig& config,
+               std::unique_ptr<transport::Mesh> mesh, sched::Planner planner,
+               std::shared_ptr<const sched::Topology> topology, Bootstrap bootstrap);
 
-  struct Task {
-    Call call;
-    uint64_t seq;
-    std::shared_ptr<Request> request;
-    bool device = false;  // ordered on a CUDA stream through device_->gate()
-    gpu::StreamGate::Ticket ticket;
-  };
+  // The device path's host rounds: collectives of the library's own, over the mesh.
+  DevicePath::Host DeviceHost(const std::vector<std::string>& host_ids);
 
-  // The submitting thread's only (the worker never reads the counters): under mu_ where
-  // the call is queued, under exec_mu_ alone on Run's lock-free path.
-  uint64_t NextSeq(const Call& call);
-  Status ExecuteOrFail(const Call& call, uint64_t seq);  // requires exec_mu_
+  // CallQueue::Runner: the worker's side, under exec_mu_.
+  bool PointToPointInFlight() override;
+  void ProgressPointToPoint() override;
+  void RunTask(Task task) override;
+
+  Status ExecuteOrFail(const Call& call, uint64_t seq) REQUIRES(exec_mu_);
   // WEFT_CHECK_CALLS (comm/call_check.h): Ok, or InvalidUsage naming the field and ranks
   // that differ (the communicator stays usable), or the exchange's own failure (fatal).
   // Inline: most calls are not checked, and they pay only the test.
-  Status CheckCall(const Call& call, uint64_t seq) {  // requires exec_mu_
-    return ShouldCheck(check_calls_, call) ? ExchangeCallCheck(call, seq) : Status::Ok();
+  Status CheckCall(const Call& call, uint64_t seq) REQUIRES(exec_mu_) {
+    return ShouldCheck(config_.check_calls, call) ? ExchangeCallCheck(call, seq) : Status::Ok();
   }
-  Status ExchangeCallCheck(const Call& call, uint64_t seq);  // requires exec_mu_
-  void Fail(const Status& cause);                        // requires exec_mu_
-  // kind: the wire kind of the messages (0: the call's own).
-  Status Execute(const Call& call, uint64_t seq, uint16_t kind = 0);  // requires exec_mu_
-  bool HasDeviceBuffer(const Call& call) const;
-  // Queues a call for the worker behind a gate on `stream` (device buffers or a stream).
-  Result<std::shared_ptr<Request>> EnqueueOnStream(const Call& call, void* stream);
-  Status EnsureDevicePath(int device);     // requires mu_
-  Status ExecuteDeviceTask(Task& task);    // requires exec_mu_
-  void StartDevicePointToPoint(Task task);  // requires exec_mu_
-  Status AbortCause() const;
-  Status AbortedCall(const Call& call) const;
-  // Aborted: `call` is refused because the communicator failed earlier with `cause`.
-  Status RefusedAfterFailure(const Call& call, const Status& cause) const;
+  Status ExchangeCallCheck(const Call& call, uint64_t seq) REQUIRES(exec_mu_);
+  // Records `cause` as the failure, tells the peers and shuts the links.
+  void Fail(const Status& cause) REQUIRES(exec_mu_);
+  // Fails with AbortCause() if Abort() was called and nothing failed yet; then the
+  // failure (ok when healthy).
+  const Status& FailureAfterAbort() REQUIRES(exec_mu_);
+  // Runs `call` under the flight recorder. kind: the wire kind of the messages (0: the
+  // call's own).
+  Status Execute(const Call& call, uint64_t seq, uint16_t kind = 0) REQUIRES(exec_mu_);
   // `what`: CallName(call), which the caller has at hand.
   Status ExecuteSchedule(const Call& call, const char* what, uint64_t seq, uint16_t kind,
-                         exec::Progress* progress);  // requires exec_mu_
-  // The planner's choice for `spec` (cached); at WEFT_DEBUG=INFO rank 0 logs the first
-  // choice of each collective and size class with the reason behind it.
-  Result<const sched::Algorithm*> ChooseAlgorithm(const sched::CollectiveSpec& spec, size_t esize);
-  // The schedule for `spec` (its topology is left null: the communicator's own is used)
-  // and the name of its algorithm, from the caches below, else built.
-  Result<const sched::Schedule*> LookUpSchedule(const sched::CollectiveSpec& spec, size_t esize,
-                                                const char** algo_name);
-  void WorkerLoop();
-  void StartPointToPoint(Task task);  // requires exec_mu_
-  void ProgressPointToPoint();        // requires exec_mu_
+                         exec::Progress* progress) REQUIRES(exec_mu_);
+  Status ExecutePointToPoint(const Call& call, const char* what, uint64_t seq,
+                             exec::Progress* progress) REQUIRES(exec_mu_);
+  // Queues a call for the worker behind a gate on `stream` (device buffers or a stream).
+  Result<std::shared_ptr<Request>> EnqueueOnStream(const Call& call, void* stream);
+  void StartPointToPoint(Task task) REQUIRES(exec_mu_);
   Result<std::vector<std::string>> AllGatherStrings(const std::string& mine);
 
   const int rank_;
   const int size_;
   const uint64_t id_;
-  const sched::Planner planner_;
-  const double timeout_s_;
-  std::unique_ptr<transport::Mesh> mesh_;  // null after Abort()
+  const CommConfig config_;
   Bootstrap bootstrap_;
   std::atomic<bool> aborting_{false};  // set by Abort(); read by running calls
-  CheckCalls check_calls_ = CheckCalls::kRooted;  // WEFT_CHECK_CALLS
-
-  // queue_.empty() && !worker_busy_, published for the submitting thread's lock-free
-  // test: only that thread adds work, so once it reads true nothing is queued or running
-  // on the worker until it queues something itself. Written under mu_.
-  std::atomic<bool> idle_{true};
-  std::mutex mu_;  // guards the fields below up to exec_mu_
-  std::condition_variable cv_;
-  std::deque<Task> queue_;
-  bool worker_busy_ = false;
-  bool stop_ = false;
-  std::thread worker_;
-  uint64_t coll_seq_ = 0;  // these three: see NextSeq
-  std::vector<uint64_t> send_seq_, recv_seq_;
+  std::atomic<uint64_t> split_count_{0};
+  std::atomic<uint64_t> shrink_count_{0};
   std::unique_ptr<FlightRecorder> recorder_;  // thread-safe
-  uint64_t split_count_ = 0;
-  uint64_t shrink_count_ = 0;
+  ErrorBoard errors_;
 
-  std::mutex exec_mu_;  // held while a call executes; guards the fields below
-  Status failure_;      // first fatal error, or ok
-  std::unique_ptr<exec::Executor> executor_;
-  std::unique_ptr<exec::P2PEngine> p2p_;  // non-blocking sends/receives in flight
-  Temporaries temps_;
-  // The last collective planned (comm/prepared_call.h), one slot for the user's calls
-  // and one for the library's own: the same call again skips validation (the user's
-  // slot holds validated calls only), the planner and the buffer set-up.
-  struct PlanSlot {
-    PreparedCall plan;
-    bool valid = false;
-    // Whether the plan runs `call` as is; `wire_kind` tells the library's calls apart.
-    bool Holds(const Call& call, uint16_t wire_kind) const {
-      return valid && plan.ctx.kind == wire_kind && SameCollective(call, plan.call);
-    }
-  };
-  PlanSlot user_plan_, own_plan_;
-  // A plan slot's schedule also serves a call of the same shape on other buffers, so a
-  // loop repeating one shape skips both map lookups below. Both slots are cleared
-  // whenever the schedules are.
-  std::map<std::tuple<int, int, size_t, const void*>, std::unique_ptr<sched::Schedule>> schedules_;
-  // The planner's choice per (collective, root, bytes), and the (collective, size class)
-  // pairs already explained at WEFT_DEBUG=INFO.
-  std::map<std::tuple<int, int, size_t>, const sched::Algorithm*> choices_;
-  std::set<std::pair<int, int>> explained_;
+  Mutex exec_mu_;  // held while a call executes
+  std::unique_ptr<transport::Mesh> mesh_ GUARDED_BY(exec_mu_);  // null after Abort()
+  Status failure_ GUARDED_BY(exec_mu_);  // first fatal error, or ok
+  std::unique_ptr<exec::Executor> executor_ GUARDED_BY(exec_mu_);
+  // Non-blocking sends and receives in flight. Touched only by the worker, and by Abort
+  // once the worker is joined.
+  std::unique_ptr<exec::P2PEngine> p2p_;
+  Temporaries temps_ GUARDED_BY(exec_mu_);
+  PlanCache plans_ GUARDED_BY(exec_mu_);
   // The algorithm of the user's last collective, for readers on any thread; stored only
   // when it changes.
   std::atomic<const char*> last_algorithm_{""};
-  // Which host each rank is on (from the mesh), given to the planner with every spec.
-  std::shared_ptr<const sched::Topology> topology_;
-  // Created (under mu_) at the first call on device buffers or a stream; used by the
-  // worker under exec_mu_.
-  std::unique_ptr<DevicePath> device_;
-
-  std::mutex error_mu_;
-  std::string last_error_;
-  Status async_error_;  // a copy of failure_ readable without exec_mu_
+  DeviceCalls device_;  // see device_calls.h for which thread uses what
+  // Last: destroyed first, so that the worker is joined before what it uses goes.
+  CallQueue calls_;
 };
 
 }  // namespace weft::comm

@@ -37,8 +37,8 @@ int64_t CoarseNowNs() {
 // Every live recorder of the process, for SIGUSR1. The handler only writes a byte to a
 // pipe (async-signal-safe); a thread reads it and dumps, outside the signal context.
 struct Registry {
-  std::mutex mu;
-  std::set<FlightRecorder*> live;
+  Mutex mu;
+  std::set<FlightRecorder*> live GUARDED_BY(mu);
   int pipe_w = -1;
 };
 
@@ -68,7 +68,7 @@ void StartSignalDumperOnce() {
       char b;
       while (read(rfd, &b, 1) > 0) {
         Registry& reg = GetRegistry();
-        std::lock_guard<std::mutex> lock(reg.mu);
+        MutexLock lock(&reg.mu);
         for (FlightRecorder* fr : reg.live) fr->DumpIfEnabled("SIGUSR1");
       }
     }).detach();
@@ -111,13 +111,13 @@ FlightRecorder::FlightRecorder(uint64_t comm_id, int rank, int size)
   for (long long i = 0; i < n; ++i) ring_.push_back(std::make_unique<Entry>());
   if (!Dir().empty()) StartSignalDumperOnce();
   Registry& reg = GetRegistry();
-  std::lock_guard<std::mutex> lock(reg.mu);
+  MutexLock lock(&reg.mu);
   reg.live.insert(this);
 }
 
 FlightRecorder::~FlightRecorder() {
   Registry& reg = GetRegistry();
-  std::lock_guard<std::mutex> lock(reg.mu);
+  MutexLock lock(&reg.mu);
   reg.live.erase(this);
 }
 
@@ -211,7 +211,7 @@ void FlightRecorder::End(const Status& status) {
   current_ = nullptr;
   if (!status.ok()) {
     // Before `failed` is published, so a dump that sees it reads this text.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     e.status = status.ToString().substr(0, 400);
   }
   Writing writing(e.version);
@@ -221,7 +221,7 @@ void FlightRecorder::End(const Status& status) {
 }
 
 std::string FlightRecorder::ToJson(std::string_view reason) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   std::string out = fmt::format(

@@ -13,11 +13,11 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/status.h"
 #include "exec/progress.h"
 
@@ -73,7 +73,7 @@ class FlightRecorder {
 
   const uint64_t comm_id_;
   const int rank_, size_;
-  mutable std::mutex mu_;  // a failed call's status text; one dump at a time
+  mutable Mutex mu_;  // a failed call's status text; one dump at a time
   std::vector<std::unique_ptr<Entry>> ring_;
   std::atomic<size_t> next_{0};  // entries ever begun
   Entry* current_ = nullptr;     // the writer's only

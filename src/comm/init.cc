@@ -29,7 +29,7 @@ uint64_t RandomId() {
 
 // Store servers started by weftGetUniqueId live until the process exits: the id may be
 // used by any number of ranks at any later time.
-std::mutex g_servers_mu;
+Mutex g_servers_mu;
 std::vector<std::unique_ptr<bootstrap::StoreServer>>& IdServers() {
   static auto* servers = new std::vector<std::unique_ptr<bootstrap::StoreServer>>();
   return *servers;
@@ -47,13 +47,13 @@ transport::AllGatherFn StoreAllGather(const Communicator::Bootstrap& bootstrap,
                                       std::string prefix, int rank, int size,
                                       Deadline deadline) {
   bootstrap::StoreClient* client = bootstrap.store;
-  std::shared_ptr<std::mutex> mu = bootstrap.store_mu;
+  std::shared_ptr<Mutex> mu = bootstrap.store_mu;
   return [=](const std::string& card) -> Result<std::vector<std::string>> {
     std::string mine = fmt::format("{}#{}", size, card);
-    std::unique_lock<std::mutex> lock(*mu);
+    MutexLock lock(mu.get());
     WEFT_ASSIGN_OR_RETURN(std::vector<std::string> cards,
                           bootstrap::ExchangeCards(*client, prefix, rank, size, mine, deadline));
-    lock.unlock();
+    lock.Unlock();
     for (int r = 0; r < size; ++r) {
       size_t hash = cards[r].find('#');
       if (hash == std::string::npos) return ProtocolError("malformed card from rank " + std::to_string(r));
@@ -75,7 +75,7 @@ Result<std::unique_ptr<Communicator>> Rendezvous(std::unique_ptr<BootstrapState>
                                                  int rank, int size, Deadline deadline) {
   Communicator::Bootstrap keep;
   keep.store = state->client.get();
-  keep.store_mu = std::make_shared<std::mutex>();
+  keep.store_mu = std::make_shared<Mutex>();
   keep.key = key;
   keep.keepalive = std::shared_ptr<void>(std::move(state));
   return CreateThroughStore(std::move(keep), prefix, comm_id, rank, size, deadline);
@@ -129,7 +129,7 @@ Status NewUniqueId(weftUniqueId* id) {
   if (text.size() >= sizeof(id->internal)) return Internal("unique id does not fit");
   std::memset(id->internal, 0, sizeof(id->internal));
   std::memcpy(id->internal, text.data(), text.size());
-  std::lock_guard<std::mutex> lock(g_servers_mu);
+  MutexLock lock(&g_servers_mu);
   IdServers().push_back(std::move(server));
   return Status::Ok();
 }

@@ -162,7 +162,7 @@ Result<std::unique_ptr<Communicator>> Shrink(Communicator& parent,
   const std::string prefix = fmt::format("weft/shrink/{:016x}/{}", parent.id(), epoch);
   Result<ShrinkDecision> decision = Internal("unset");
   {
-    std::lock_guard<std::mutex> lock(*boot.store_mu);
+    MutexLock lock(boot.store_mu.get());
     decision = Agree(*boot.store, prefix, rank, size, mine, timeout_s);
   }
   if (!decision.ok()) {

@@ -2,27 +2,28 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <mutex>
+
+#include "core/mutex.h"
 
 namespace weft {
 namespace {
 
-std::mutex& EnvMutex() {
-  static std::mutex mu;
+Mutex& EnvMutex() {
+  static Mutex mu;
   return mu;
 }
 
 }  // namespace
 
 std::optional<std::string> GetEnv(const char* name) {
-  std::lock_guard<std::mutex> lock(EnvMutex());
+  MutexLock lock(&EnvMutex());
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return std::nullopt;
   return std::string(v);
 }
 
 void SetEnvIfUnset(const char* name, const char* value) {
-  std::lock_guard<std::mutex> lock(EnvMutex());
+  MutexLock lock(&EnvMutex());
   setenv(name, value, /*overwrite=*/0);
 }
 

@@ -5,10 +5,10 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <mutex>
 
 #include "core/env.h"
 #include "core/log.h"
+#include "core/mutex.h"
 
 namespace weft::transport::ofi {
 namespace {
@@ -38,7 +38,7 @@ Status Resolve(void* handle, const std::string& path, const char* name, Fn* fn) 
   return Status::Ok();
 }
 
-std::mutex g_mu;
+Mutex g_mu;
 std::atomic<const FabricLib*> g_lib{nullptr};  // set once, never freed (see the header)
 
 }  // namespace
@@ -81,7 +81,7 @@ Result<FabricLib> OpenFabricLib(const std::string& path) {
 }
 
 Result<const FabricLib*> LoadFabricLib() {
-  std::lock_guard<std::mutex> lock(g_mu);
+  MutexLock lock(&g_mu);
   if (const FabricLib* lib = g_lib.load()) return lib;
   WEFT_ASSIGN_OR_RETURN(FabricLib lib, OpenFabricLib(FabricLibPath()));
   uint32_t v = lib.version();

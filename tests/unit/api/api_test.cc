@@ -460,6 +460,36 @@ TEST_P(TransportTest, AbortFromAnotherThreadUnblocksEverything) {
   RunAbortPair(GetParam(), rank0, rank1);
 }
 
+TEST_P(TransportTest, AbortDuringAStreamCallWaitsForIt) {
+  // A *Stream call (host buffers, the default stream: it runs as a blocking call) blocks
+  // in a receive that never completes; another thread aborts. weftCommAbort must not free
+  // the handle while the stream call is still inside it (weft.h): the call returns
+  // weftAborted, and it has left the handle by the time weftCommAbort returns. Under
+  // ASan a call that outlived the handle is a use-after-free report.
+  auto rank0 = [&](weftComm_t comm) {
+    std::atomic<int> result{-1};
+    std::atomic<int64_t> left_ns{0};
+    std::thread blocked([&] {
+      int v = 0;
+      result = weftRecvStream(&v, 1, weftInt32, 1, comm, nullptr);
+      left_ns = std::chrono::steady_clock::now().time_since_epoch().count();
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let it block
+    EXPECT_EQ(weftCommAbort(comm), weftSuccess);
+    const int64_t abort_ns = std::chrono::steady_clock::now().time_since_epoch().count();
+    blocked.join();
+    EXPECT_EQ(result.load(), weftAborted);
+    // The call leaves the handle before it returns; 5 ms covers the thread's last steps.
+    EXPECT_LE(left_ns.load(), abort_ns + 5'000'000);
+  };
+  auto rank1 = [&](weftComm_t comm) {
+    int v = 0;
+    EXPECT_NE(weftRecv(&v, 1, weftInt32, 0, comm), weftSuccess);
+    EXPECT_EQ(weftCommDestroy(comm), weftSuccess);
+  };
+  RunAbortPair(GetParam(), rank0, rank1);
+}
+
 TEST_P(TransportTest, AbortCompletesPendingAndQueuedCalls) {
   // Rank 0: a non-blocking receive in flight (rank 1 never sends), an allreduce queued
   // behind it, and a blocking barrier on another thread queued behind both. The abort

@@ -1,0 +1,43 @@
+// Everything a communicator reads from the environment, read and checked once at
+// creation, so that a bad value fails the init with a clear error before any connection
+// and nothing later consults the environment.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "comm/call_check.h"
+#include "core/deadline.h"
+#include "core/status.h"
+#include "sched/cost_model.h"
+#include "transport/mesh.h"
+
+namespace weft::comm {
+
+struct CommConfig {
+  double timeout_s = 0;                                // WEFT_TIMEOUT
+  transport::TransportMode mode = transport::TransportMode::kAuto;  // WEFT_TRANSPORT
+  sched::CostModel costs;                              // WEFT_COST_MODEL
+  std::vector<std::string> given_costs;  // the keys WEFT_COST_MODEL sets: detection keeps them
+  bool detect_nics = true;               // WEFT_DETECT_NICS
+  std::string algo_override;             // WEFT_ALGO ("" for the planner's choice)
+  CheckCalls check_calls = CheckCalls::kRooted;  // WEFT_CHECK_CALLS
+  // This process's local rank and the number of ranks on its host from its launcher
+  // (torchrun, Slurm, Open MPI, weftrun), or {-1, 0} where none says (a unique id passed
+  // by hand): which ofi domains (NICs) its endpoints open, and how many. The
+  // launcher's, not the communicator's: they are known before any exchange (the
+  // endpoints' addresses go in the card exchanged once), and a process keeps its NICs in
+  // every communicator it joins, split or not.
+  int local_index = -1;
+  int local_size = 0;
+
+  static Result<CommConfig> FromEnv();
+
+  // The bound for a caller waiting on the worker with `ahead` calls in front of its own:
+  // each is bounded by WEFT_TIMEOUT once it starts, so this is generous but finite.
+  Deadline QueuedWaitDeadline(size_t ahead) const {
+    return Deadline::AfterSeconds(timeout_s * (1.0 + static_cast<double>(ahead)) + 60);
+  }
+};
+
+}  // namespace weft::comm

@@ -1,0 +1,60 @@
+// The communicator's calls on CUDA device buffers or streams (docs/GPU.md): which device
+// a call is on, its place on the caller's stream (gpu::StreamGate), and running it on
+// the worker through the device path (comm/device_path.h).
+//
+// Admit runs on the submitting thread under the call queue's lock (tickets are taken in
+// queue order); Run and StartPointToPoint run on the worker under the execution lock.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "comm/call.h"
+#include "comm/call_queue.h"
+#include "comm/device_path.h"
+#include "core/status.h"
+#include "exec/p2p_engine.h"
+
+namespace weft::comm {
+
+class DeviceCalls {
+ public:
+  // What the communicator lends besides the device path's host rounds.
+  struct Hooks {
+    // WEFT_CHECK_CALLS before a collective (comm/call_check.h).
+    std::function<Status(const Call& call, uint64_t seq)> check;
+    // Fails the communicator with `cause`.
+    std::function<void(const Status& cause)> fail;
+  };
+
+  DeviceCalls(DevicePath::Host host, exec::P2PEngine* p2p, Hooks hooks)
+      : host_(std::move(host)), p2p_(p2p), hooks_(std::move(hooks)) {}
+
+  // Whether a buffer of `call` is device memory. Free without CUDA.
+  static bool HasDeviceBuffer(const Call& call);
+  // The device `call`'s buffers are on (the current one when none is): InvalidArgument
+  // when CUDA is unusable or the buffers are on two devices.
+  Result<int> DeviceOf(const Call& call) const;
+  // Under the queue's lock: creates the device path at the first call, and takes the
+  // task's ticket on `stream`.
+  Status Admit(Task& task, int device, void* stream);
+  // No wait is put on the stream: the host call must wait for completion (StreamGate).
+  bool synchronous() const { return path_->gate().synchronous(); }
+  // A dropped task's ticket, so the stream behind it does not wait forever.
+  void Release(const Task& task);
+
+  // On the worker. `failure`: the communicator's failure so far (ok when healthy).
+  Status RunCollective(Task& task, const Status& failure);
+  // Completes the task's request when done.
+  void StartPointToPoint(Task task, const Status& failure);
+
+ private:
+  DevicePath::Host host_;
+  exec::P2PEngine* const p2p_;
+  Hooks hooks_;
+  // Created by Admit under the queue's lock; the worker reads it only for tasks it took
+  // from the queue after that.
+  std::unique_ptr<DevicePath> path_;
+};
+
+}  // namespace weft::comm

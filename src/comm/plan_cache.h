@@ -1,0 +1,77 @@
+// What a communicator remembers between calls about how to run them: the planner's
+// choice per (collective, root, size), the schedules built, and the last collective
+// planned in full (comm/prepared_call.h), so that a loop repeating one call skips the
+// planner, the validation and the buffer set-up.
+//
+// Not thread-safe: the communicator uses it under its execution lock.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "comm/call.h"
+#include "comm/prepared_call.h"
+#include "core/status.h"
+#include "sched/planner.h"
+#include "sched/registry.h"
+#include "sched/schedule.h"
+
+namespace weft::comm {
+
+class PlanCache {
+ public:
+  PlanCache(int rank, int size, sched::Planner planner,
+            std::shared_ptr<const sched::Topology> topology);
+
+  // The plan for collective `call` (validated); `kind` is its wire kind (0: the user's
+  // call, else the library's own: the call check, the device path's synchronisation),
+  // `what` its name for errors. Valid until the next Prepare.
+  Result<const PreparedCall*> Prepare(const Call& call, uint16_t kind, const char* what,
+                                      const std::atomic<bool>* abort);
+  // Whether the user's slot holds `call` as is: it was validated when planned.
+  bool HoldsUserCall(const Call& call) const {
+    return user_.Holds(call, static_cast<uint16_t>(call.coll));
+  }
+
+ private:
+  // The last collective planned, one slot for the user's calls and one for the
+  // library's own, so neither evicts the other.
+  struct Slot {
+    PreparedCall plan;
+    bool valid = false;
+    // Whether the plan runs `call` as is; `wire_kind` tells the library's calls apart.
+    bool Holds(const Call& call, uint16_t wire_kind) const {
+      return valid && plan.ctx.kind == wire_kind && SameCollective(call, plan.call);
+    }
+  };
+
+  // The planner's choice for `spec` (cached); at WEFT_DEBUG=INFO rank 0 logs the first
+  // choice of each collective and size class with the reason behind it.
+  Result<const sched::Algorithm*> ChooseAlgorithm(const sched::CollectiveSpec& spec, size_t esize);
+  // The schedule for `spec` (its topology is left null: the communicator's own is used)
+  // and the name of its algorithm, from the caches below, else built.
+  Result<const sched::Schedule*> LookUpSchedule(const sched::CollectiveSpec& spec, size_t esize,
+                                                const char** algo_name);
+
+  const int rank_;
+  const int size_;
+  const sched::Planner planner_;
+  // Which host each rank is on (from the mesh), given to the planner with every spec.
+  const std::shared_ptr<const sched::Topology> topology_;
+  Slot user_, own_;
+  // A slot's schedule also serves a call of the same shape on other buffers, so a loop
+  // repeating one shape skips both map lookups below. Both slots are cleared whenever
+  // the schedules are.
+  std::map<std::tuple<int, int, size_t, const void*>, std::unique_ptr<sched::Schedule>> schedules_;
+  // The planner's choice per (collective, root, bytes), and the (collective, size class)
+  // pairs already explained at WEFT_DEBUG=INFO.
+  std::map<std::tuple<int, int, size_t>, const sched::Algorithm*> choices_;
+  std::set<std::pair<int, int>> explained_;
+};
+
+}  // namespace weft::comm
