@@ -76,8 +76,8 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 
-ASAN_LAYERS=(core net bootstrap sched exec transport api doctor)
-TSAN_LAYERS=(bootstrap exec transport api)
+ASAN_LAYERS=(core net bootstrap sched exec transport gpu fake api doctor)
+TSAN_LAYERS=(bootstrap exec transport fake api)
 case $which in
   asan) run asan address,undefined "${ASAN_LAYERS[@]}" ;;
   tsan) run tsan thread "${TSAN_LAYERS[@]}" ;;

@@ -9,7 +9,6 @@
 
 #include "core/env.h"
 #include "core/log.h"
-#include "gpu/kernels.h"
 #include "gpu/runtime.h"
 #include "sched/schedule.h"
 
@@ -213,7 +212,7 @@ Status DevicePath::RunDirect(const Call& call, const std::vector<Card>& cards, u
   std::vector<const void*> srcs(n);
   auto reduce_slice = [&](char* dst, size_t first_elem, size_t elems, size_t in_offset_elems) {
     for (int r = 0; r < n; ++r) srcs[r] = in[r] + (in_offset_elems + first_elem) * es;
-    return gpu::ReduceN(dst, srcs.data(), n, elems, call.dtype, call.op, divisor, stream_);
+    return gpu::ReduceAsync(dst, srcs.data(), n, elems, call.dtype, call.op, divisor, stream_);
   };
   auto finish_phase = [&]() -> Status {
     WEFT_RETURN_IF_ERROR(gpu::SyncStream(stream_, deadline));
@@ -288,15 +287,20 @@ Status DevicePath::RunStaged(const Call& call, uint64_t seq, const Deadline& dea
 
   Call host = call;
   char* host_out = nullptr;
+  const long long off = sched::InPlaceOffset(spec) * static_cast<long long>(es);
+  const bool in_place = in_dev && out_dev && static_cast<const char*>(call.send) ==
+                                                 static_cast<const char*>(call.recv) + off;
   if (out_dev) {
-    WEFT_ASSIGN_OR_RETURN(void* p, staged_out_.Reserve(out_bytes));
-    host_out = static_cast<char*>(p);
+    // In place, one staging region holds both buffers as the caller's do: the output at
+    // `-lo` within it and the input at `off` from the output. `off` is negative when the
+    // output is a block of the input (reducescatter, scatter).
+    const long long lo = in_place ? std::min(0LL, off) : 0;
+    const long long hi = in_place ? std::max<long long>(out_bytes, off + in_bytes) : out_bytes;
+    WEFT_ASSIGN_OR_RETURN(void* p, staged_out_.Reserve(static_cast<size_t>(hi - lo)));
+    host_out = static_cast<char*>(p) - lo;
     host.recv = host_out;
   }
   if (in_dev) {
-    const long long off = sched::InPlaceOffset(spec) * static_cast<long long>(es);
-    const bool in_place = out_dev && static_cast<const char*>(call.send) ==
-                                         static_cast<const char*>(call.recv) + off;
     void* dst = nullptr;
     if (in_place) {
       dst = host_out + off;  // keep the in-place relationship for the host schedule

@@ -1,8 +1,9 @@
-// CUDA IPC: a device allocation of one process mapped into another on the same host, so
-// a kernel or copy reads and writes the peer's buffer directly (over NVLink/NVSwitch
-// between GPUs with peer access, or within one GPU). Only memory from cudaMalloc (and
-// allocators built on it, like PyTorch's caching allocator) can be exported; Export
-// says so for anything else, and the caller falls back to staging through the host.
+// Device memory of one process mapped into another on the same host (CUDA IPC, or the
+// fake's memfd), so a kernel or copy reads and writes the peer's buffer directly (over
+// NVLink/NVSwitch between GPUs with peer access, or within one GPU). Only memory from
+// cudaMalloc (and allocators built on it, like PyTorch's caching allocator) can be
+// exported; Export says so for anything else, and the caller falls back to staging
+// through the host.
 #pragma once
 
 #include <cstdint>
@@ -10,14 +11,9 @@
 #include <string>
 
 #include "core/status.h"
+#include "gpu/device.h"
 
 namespace weft::gpu {
-
-// Plain bytes, sent to peers as is.
-struct IpcRef {
-  uint8_t handle[64] = {};  // cudaIpcMemHandle_t of the allocation's base
-  uint64_t offset = 0;      // of the exported pointer within the allocation
-};
 
 Result<IpcRef> ExportIpc(const void* device_ptr);
 
@@ -34,6 +30,7 @@ class IpcCache {
   Result<void*> Open(const IpcRef& ref);
 
  private:
+  void CloseAll();
   static constexpr size_t kMaxOpen = 256;
   std::map<std::string, void*> open_;  // handle bytes -> mapped base
 };

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "gpu/kernels.h"
+#include "gpu/reduce_batches.h"
 #include "gpu/reduce_math.h"
 #include "gpu/runtime.h"
 
@@ -116,35 +117,46 @@ bool Aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 
 Status ReduceN(void* out, const void* const* in, int n, size_t count, DataType dtype, RedOp op,
                int divisor, void* stream) {
-  if (!Available()) return InvalidArgument(UnavailableReason());
   if (count == 0) return Status::Ok();
   if (n < 1 || in == nullptr) return InvalidArgument("ReduceN: no inputs");
-  KernelFn fn = Pick(dtype, op);
-  if (fn == nullptr) return InvalidArgument("ReduceN: bad dtype or op");
+  if (Pick(dtype, op) == nullptr) return InvalidArgument("ReduceN: bad dtype or op");
   const size_t pack = 16 / DataTypeSize(dtype);
-  int done = 0;
-  // More inputs than one launch takes: fold them in batches, the running result being
-  // the first input of the next batch; avg divides only in the last.
-  while (done < n) {
+  // More inputs than one launch takes: the batches of gpu/reduce_batches.h (which also
+  // keeps an in-place output from being read after a batch overwrote it).
+  for (const ReduceBatch& b : PlanReduceBatches(out, in, n, op, divisor)) {
     ReduceArgs a{};
     a.out = out;
-    a.n = 0;
-    if (done > 0) a.in[a.n++] = out;
-    while (a.n < kMaxReduceInputs && done < n) a.in[a.n++] = in[done++];
+    a.n = b.n;
+    for (int r = 0; r < b.n; ++r) a.in[r] = b.in[r];
     a.count = count;
-    const bool last = done == n;
-    a.divisor = divisor;
-    RedOp this_op = op;
-    if (op == RedOp::kAvg && !last) this_op = RedOp::kSum;
+    a.divisor = b.divisor;
     a.vector = Aligned16(out);
     for (int r = 0; r < a.n; ++r) a.vector = a.vector && Aligned16(a.in[r]);
     const size_t work = a.vector ? std::max<size_t>(count / pack, 1) : count;
     const int blocks =
         static_cast<int>(std::min<size_t>((work + kThreads - 1) / kThreads, MaxBlocks()));
-    Pick(dtype, this_op)<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(a);
+    Pick(dtype, b.op)<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(a);
     WEFT_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   }
   return Status::Ok();
+}
+
+namespace {
+
+// One thread reading the global nanosecond timer until `ns` have passed.
+__global__ void SpinKernel(int64_t ns) {
+  uint64_t start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (static_cast<int64_t>(now - start) < ns);
+}
+
+}  // namespace
+
+Status SpinFor(int64_t microseconds, void* stream) {
+  SpinKernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(microseconds * 1000);
+  return CudaStatus(cudaGetLastError(), "SpinKernel launch");
 }
 
 }  // namespace weft::gpu

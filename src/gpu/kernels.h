@@ -1,5 +1,5 @@
-// Device kernels, launched on a caller's stream. Without WEFT_CUDA these return
-// InvalidArgument (there is no device to run on).
+// CUDA kernels, launched on a stream; built with WEFT_CUDA only, and called by the CUDA
+// device (gpu/cuda_device.cc). The rest of weft reaches them through gpu/device.h.
 #pragma once
 
 #include <cstddef>
@@ -10,16 +10,16 @@
 
 namespace weft::gpu {
 
-// Inputs one kernel launch reads; ReduceN chains launches for more.
-inline constexpr int kMaxReduceInputs = 8;
-
 // out[i] = in[0][i] op in[1][i] op ... op in[n-1][i] for i < count (avg: the sum divided
-// by `divisor` once at the end). Every pointer must be device-accessible from the
-// current device (its own memory, or a peer's mapped through CUDA IPC). out may equal
-// any in[r] (each element is read before it is written by the same thread), but must
-// not partially overlap one. Vectorised to 16-byte accesses when every pointer is
-// 16-byte aligned. See gpu/reduce_math.h for the arithmetic.
+// by `divisor` once at the end), in launches of kMaxReduceInputs inputs
+// (gpu/reduce_batches.h). Every pointer must be device-accessible from the current
+// device (its own memory, or a peer's mapped through CUDA IPC). out may equal any in[r],
+// but must not partially overlap one. Vectorised to 16-byte accesses when every pointer
+// is 16-byte aligned. See gpu/reduce_math.h for the arithmetic.
 Status ReduceN(void* out, const void* const* in, int n, size_t count, DataType dtype, RedOp op,
                int divisor, void* stream);
+
+// Holds the stream for `microseconds` (one spinning thread).
+Status SpinFor(int64_t microseconds, void* stream);
 
 }  // namespace weft::gpu

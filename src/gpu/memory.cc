@@ -1,10 +1,7 @@
 #include "gpu/memory.h"
 
+#include "gpu/device.h"
 #include "gpu/runtime.h"
-
-#if WEFT_HAVE_CUDA
-#include <cuda_runtime.h>
-#endif
 
 namespace weft::gpu {
 namespace {
@@ -16,21 +13,22 @@ size_t Grow(size_t have, size_t want) {
   return n;
 }
 
-#if WEFT_HAVE_CUDA
 Status Allocate(MemoryKind kind, void** p, size_t n) {
-  if (kind == MemoryKind::kDevice) return CudaStatus(cudaMalloc(p, n), "cudaMalloc");
-  return CudaStatus(cudaHostAlloc(p, n, cudaHostAllocPortable), "cudaHostAlloc");
+  Device* d = ActiveDevice();
+  if (d == nullptr) return InvalidArgument(NoDeviceReason());
+  Result<void*> r = kind == MemoryKind::kDevice ? d->AllocDevice(n) : d->AllocPinned(n);
+  if (!r.ok()) return r.status();
+  *p = r.value();
+  return Status::Ok();
 }
 void Free(MemoryKind kind, void* p) {
+  Device* d = ActiveDevice();
+  if (d == nullptr) return;
   if (kind == MemoryKind::kDevice)
-    cudaFree(p);
+    d->FreeDevice(p);
   else
-    cudaFreeHost(p);
+    d->FreePinned(p);
 }
-#else
-Status Allocate(MemoryKind, void**, size_t) { return InvalidArgument(UnavailableReason()); }
-void Free(MemoryKind, void*) {}
-#endif
 
 }  // namespace
 

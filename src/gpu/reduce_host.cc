@@ -1,4 +1,5 @@
 // The host reference of the reduction kernel, from the same element arithmetic.
+#include "gpu/reduce_batches.h"
 #include "gpu/reduce_math.h"
 
 namespace weft::gpu {
@@ -42,6 +43,12 @@ void ReduceNHost(void* out, const void* const* in, int n, size_t count, DataType
     WEFT_CASE(DataType::kFloat64)
 #undef WEFT_CASE
   }
+}
+
+void ReduceBatchedHost(void* out, const void* const* in, int n, size_t count, DataType dtype,
+                       RedOp op, int divisor) {
+  for (const ReduceBatch& b : PlanReduceBatches(out, in, n, op, divisor))
+    ReduceNHost(out, b.in, b.n, count, dtype, b.op, b.divisor);
 }
 
 }  // namespace weft::gpu

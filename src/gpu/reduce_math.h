@@ -140,8 +140,14 @@ WEFT_HD typename Elem<kDt>::Storage ReduceElement(const typename Elem<kDt>::Stor
   return E::Store(Finish<kOp>(acc, divisor));
 }
 
-// Host reference of the kernel (tests and the GPU check): out[i] for i < count.
+// Host reference of one kernel launch (tests and the GPU check): out[i] for i < count,
+// all n inputs in one pass.
 void ReduceNHost(void* out, const void* const* in, int n, size_t count, DataType dtype, RedOp op,
                  int divisor);
+// Host reference of a whole reduction as the device runs it: the launches of
+// gpu/reduce_batches.h one after another, each rounding its result to the dtype (so a
+// float16 sum of more than 8 inputs rounds once per batch). The CPU fake's reduction.
+void ReduceBatchedHost(void* out, const void* const* in, int n, size_t count, DataType dtype,
+                       RedOp op, int divisor);
 
 }  // namespace weft::gpu

@@ -23,10 +23,12 @@
 
 namespace weft::gpu {
 
+class Device;
+
 class StreamGate {
  public:
   struct Ticket {
-    void* ready = nullptr;  // cudaEvent_t
+    void* ready = nullptr;  // the device's event (gpu/device.h)
     uint32_t slot = 0;
     uint32_t value = 0;
   };
@@ -42,7 +44,7 @@ class StreamGate {
   void Release(const Ticket& ticket);
 
   // No wait is put on the stream: the caller waits for completion instead.
-  bool synchronous() const { return wait_value_fn_ == nullptr; }
+  bool synchronous() const { return !memop_; }
   // "stream memory operation" or "synchronous call".
   const char* mechanism() const;
 
@@ -52,7 +54,8 @@ class StreamGate {
   uint32_t* flags_ = nullptr;  // pinned, mapped; kSlots entries
   uint64_t issued_ = 0;
   uint64_t released_ = 0;  // counted by Release; issued_ - released_ = in flight
-  void* wait_value_fn_ = nullptr;  // cuStreamWaitValue32, or nullptr: synchronous
+  Device* device_ = nullptr;
+  bool memop_ = false;  // WEFT_CUDA_STREAM_WAIT=memop: the stream waits on the flag
 };
 
 }  // namespace weft::gpu

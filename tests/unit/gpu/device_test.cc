@@ -11,7 +11,7 @@
 
 #include "core/types.h"
 #include "gpu/ipc.h"
-#include "gpu/kernels.h"
+#include "gpu/reduce_batches.h"
 #include "gpu/memory.h"
 #include "gpu/reduce_math.h"
 #include "gpu/runtime.h"
@@ -26,7 +26,7 @@ TEST(GpuRuntime, WithoutAGpuEverythingSaysWhy) {
   int x = 0;
   EXPECT_FALSE(Classify(&x).device);
   EXPECT_FALSE(Classify(nullptr).device);
-  Status st = ReduceN(&x, nullptr, 1, 1, DataType::kInt32, RedOp::kSum, 1, nullptr);
+  Status st = ReduceAsync(&x, nullptr, 1, 1, DataType::kInt32, RedOp::kSum, 1, nullptr);
   EXPECT_EQ(st.code(), Code::kInvalidArgument);
   EXPECT_NE(st.message().find(UnavailableReason()), std::string::npos) << st.ToString();
   EXPECT_FALSE(StreamGate::Create().ok());
@@ -74,13 +74,8 @@ TEST_P(GpuKernelTest, ReduceNMatchesTheHostReferenceBitForBit) {
           hp.push_back(host[r].data() + misalign * es);
         }
         std::vector<char> expect(count * es);
-        // The device folds more than kMaxReduceInputs in batches: mirror that.
-        if (n <= kMaxReduceInputs || op == RedOp::kMin || op == RedOp::kMax ||
-            DataTypeSize(dt) > 2) {
-          ReduceNHost(expect.data(), hp.data(), n, count, dt, op, n);
-        } else {
-          continue;  // batched float16 sums round in between; covered by n <= 8 here
-        }
+        // The device folds more than kMaxReduceInputs in batches, rounding in between.
+        ReduceBatchedHost(expect.data(), hp.data(), n, count, dt, op, n);
         std::vector<DeviceBuffer> dev(n + 1);
         std::vector<const void*> dp;
         for (int r = 0; r < n; ++r) {
@@ -92,7 +87,7 @@ TEST_P(GpuKernelTest, ReduceNMatchesTheHostReferenceBitForBit) {
         auto out = dev[n].Reserve((count + 1) * es);
         ASSERT_TRUE(out.ok());
         char* o = static_cast<char*>(out.value()) + misalign * es;
-        Status st = ReduceN(o, dp.data(), n, count, dt, op, n, nullptr);
+        Status st = ReduceAsync(o, dp.data(), n, count, dt, op, n, nullptr);
         ASSERT_TRUE(st.ok()) << st.ToString();
         std::vector<char> got(count * es);
         ASSERT_TRUE(CopyAsync(got.data(), o, count * es, nullptr).ok());
