@@ -4,6 +4,20 @@
 
 namespace weft::comm {
 
+using sched::Collective;
+
+bool UsesInput(const Call& c, int rank) {
+  if (c.coll == Collective::kBarrier) return false;
+  if (c.coll == Collective::kScatter || c.coll == Collective::kBroadcast) return c.root == rank;
+  return true;
+}
+
+bool UsesOutput(const Call& c, int rank) {
+  if (c.coll == Collective::kBarrier) return false;
+  if (c.coll == Collective::kReduce || c.coll == Collective::kGather) return c.root == rank;
+  return true;
+}
+
 const char* CallName(const Call& call) {
   switch (call.kind) {
     case CallKind::kSend: return "send";

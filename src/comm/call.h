@@ -59,6 +59,11 @@ bool HasRoot(sched::Collective c);
 // Allreduce, reduce and reducescatter: the collectives whose `op` means something.
 bool Reduces(sched::Collective c);
 
+// Whether the call's input (output) matters on `rank`: NCCL lets the others be NULL or
+// junk (a non-root's broadcast input, a non-root's reduce output, any barrier buffer).
+bool UsesInput(const Call& call, int rank);
+bool UsesOutput(const Call& call, int rank);
+
 // "allreduce", "send", ...
 const char* CallName(const Call& call);
 

@@ -33,7 +33,7 @@ Status CallQueue::RunInTurn(const Call& call, const std::function<Status(uint64_
     return here(seq);
   }
   auto request = std::make_shared<Request>();
-  Enqueue({call, seq, request, false, {}});
+  Enqueue({call, seq, request, false, {}, nullptr});
   Deadline deadline = WaitDeadline(queue_.size());
   lock.Unlock();
   return request->Wait(deadline);
@@ -43,7 +43,7 @@ Result<std::shared_ptr<Request>> CallQueue::Push(const Call& call,
                                                  const std::function<Status(Task&)>& prepare) {
   MutexLock lock(&mu_);
   if (stop_) return AbortedCall(rank_, call);
-  Task task{call, 0, std::make_shared<Request>(), false, {}};
+  Task task{call, 0, std::make_shared<Request>(), false, {}, nullptr};
   if (prepare) WEFT_RETURN_IF_ERROR(prepare(task));
   task.seq = NextSeq(call);
   std::shared_ptr<Request> request = task.request;

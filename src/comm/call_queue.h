@@ -28,12 +28,15 @@
 
 namespace weft::comm {
 
+struct StagedCall;  // comm/stream_staging.h
+
 struct Task {
   Call call;
   uint64_t seq = 0;
   std::shared_ptr<Request> request;
-  bool device = false;  // ordered on a CUDA stream through `ticket`
+  bool device = false;  // ordered on a CUDA stream: through `ticket`, or `staged`
   gpu::StreamGate::Ticket ticket;
+  std::shared_ptr<StagedCall> staged;  // enqueued on the stream at call time
 };
 
 class CallQueue {

@@ -33,7 +33,8 @@ Communicator::Communicator(int rank, int size, uint64_t id, const CommConfig& co
                [this](const Status& cause) {
                  exec_mu_.AssertHeld();
                  Fail(cause);
-               }}),
+               },
+               &aborting_}),
       calls_(rank, size_, config.timeout_s, &exec_mu_, this) {}
 
 Result<std::unique_ptr<Communicator>> Communicator::Create(int rank, int size, uint64_t comm_id,
@@ -155,6 +156,8 @@ void Communicator::RunTask(Task task) {
     device_.StartPointToPoint(std::move(task), failure_);
   } else if (p2p) {
     StartPointToPoint(std::move(task));
+  } else if (task.staged) {
+    task.request->Complete(device_.RunStaged(task, failure_));
   } else if (task.device) {
     task.request->Complete(device_.RunCollective(task, failure_));
   } else {

@@ -41,6 +41,15 @@ Status DeviceCalls::Admit(Task& task, int device, void* stream) {
         "rank {}: {}: buffers on CUDA device {}, but this communicator uses device {} "
         "(one device per rank, as in NCCL)",
         host_.rank, name, device, path_->device()));
+  if (path_->StagesOnStream(task.call)) {
+    auto staged = path_->staging().Enqueue(task.call, stream);
+    if (!staged.ok())
+      return staged.status().WithContext(
+          fmt::format("rank {}: {}: staging on the stream", host_.rank, name));
+    task.device = true;
+    task.staged = std::move(staged).value();
+    return Status::Ok();
+  }
   auto ticket = path_->gate().Begin(stream);
   if (!ticket.ok())
     return ticket.status().WithContext(
@@ -53,7 +62,33 @@ Status DeviceCalls::Admit(Task& task, int device, void* stream) {
 void DeviceCalls::Release(const Task& task) {
   // A queued device call holds a ticket on its stream: release it, or a stream parked
   // behind the call (WEFT_CUDA_STREAM_WAIT=memop) would wait forever.
-  if (task.device && path_) path_->gate().Release(task.ticket);
+  if (task.staged) {
+    StreamStaging::Release(*task.staged);
+  } else if (task.device && path_) {
+    path_->gate().Release(task.ticket);
+  }
+}
+
+Status DeviceCalls::RunStaged(Task& task, const Status& failure) {
+  if (!failure.ok()) {
+    StreamStaging::Release(*task.staged);
+    return RefusedAfterFailure(host_.rank, task.call, failure);
+  }
+  // A mismatch is refused on every rank alike, before any data moved: no fail here.
+  Status checked = hooks_.check(task.call, task.seq);
+  if (!checked.ok()) {
+    StreamStaging::Release(*task.staged);
+    return checked;
+  }
+  Status st = path_->staging().RunHost(
+      *task.staged, Deadline::AfterSeconds(host_.timeout_s), hooks_.abort,
+      [&](const Call& host_call) { return host_.execute(host_call, task.seq); });
+  if (!st.ok()) {
+    st = st.WithContext(fmt::format("rank {}: {} seq {} staged on the stream", host_.rank,
+                                    CallName(task.call), task.seq));
+    if (IsFatal(st)) hooks_.fail(st);
+  }
+  return st;
 }
 
 Status DeviceCalls::RunCollective(Task& task, const Status& failure) {

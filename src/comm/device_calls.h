@@ -6,6 +6,7 @@
 // queue order); Run and StartPointToPoint run on the worker under the execution lock.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 
@@ -25,6 +26,8 @@ class DeviceCalls {
     std::function<Status(const Call& call, uint64_t seq)> check;
     // Fails the communicator with `cause`.
     std::function<void(const Status& cause)> fail;
+    // Set by weftCommAbort.
+    const std::atomic<bool>* abort = nullptr;
   };
 
   DeviceCalls(DevicePath::Host host, exec::P2PEngine* p2p, Hooks hooks)
@@ -35,8 +38,8 @@ class DeviceCalls {
   // The device `call`'s buffers are on (the current one when none is): InvalidArgument
   // when CUDA is unusable or the buffers are on two devices.
   Result<int> DeviceOf(const Call& call) const;
-  // Under the queue's lock: creates the device path at the first call, and takes the
-  // task's ticket on `stream`.
+  // Under the queue's lock: creates the device path at the first call, and either
+  // stages the call on `stream` (comm/stream_staging.h) or takes its ticket there.
   Status Admit(Task& task, int device, void* stream);
   // No wait is put on the stream: the host call must wait for completion (StreamGate).
   bool synchronous() const { return path_->gate().synchronous(); }
@@ -45,6 +48,9 @@ class DeviceCalls {
 
   // On the worker. `failure`: the communicator's failure so far (ok when healthy).
   Status RunCollective(Task& task, const Status& failure);
+  // A task staged on its stream: the host collective between the stream's flags. No
+  // device call.
+  Status RunStaged(Task& task, const Status& failure);
   // Completes the task's request when done.
   void StartPointToPoint(Task task, const Status& failure);
 

@@ -30,18 +30,6 @@ struct DevicePath::Card {
 
 namespace {
 
-// The buffers of a call that matter on `rank` (NCCL: the others may be NULL or junk).
-bool UsesInput(const Call& c, int rank) {
-  if (c.coll == Collective::kBarrier) return false;
-  if (c.coll == Collective::kScatter || c.coll == Collective::kBroadcast) return c.root == rank;
-  return true;
-}
-bool UsesOutput(const Call& c, int rank) {
-  if (c.coll == Collective::kBarrier) return false;
-  if (c.coll == Collective::kReduce || c.coll == Collective::kGather) return c.root == rank;
-  return true;
-}
-
 // Slice `r` of `count` elements split `n` ways, each boundary on a 16-byte multiple so
 // the kernel stays vectorised: [begin, end).
 std::pair<size_t, size_t> SliceOf(size_t count, int n, int r, size_t esize) {
@@ -80,6 +68,9 @@ Result<std::unique_ptr<DevicePath>> DevicePath::Create(int device, Host host) {
   return p;
 }
 
+DevicePath::DevicePath(int device, Host host)
+    : device_(device), host_(std::move(host)), staging_(host_.rank, host_.size) {}
+
 DevicePath::~DevicePath() { gpu::DestroyStream(stream_); }
 
 Status DevicePath::CopyToHost(void* host, const void* src, size_t bytes,
@@ -97,7 +88,8 @@ Status DevicePath::CopyFromHost(void* dst, const void* host, size_t bytes,
 Status DevicePath::RunCollective(const Call& call, uint64_t seq, const Deadline& deadline) {
   WEFT_RETURN_IF_ERROR(gpu::SetDevice(device_));
   const int me = host_.rank;
-  if (mode_ == "staged" || call.coll == Collective::kBarrier) {
+  // Several hosts: staged, known on every rank alike without exchanging cards.
+  if (mode_ == "staged" || call.coll == Collective::kBarrier || !host_.single_host) {
     last_path_ = "staged";
     return RunStaged(call, seq, deadline);
   }
@@ -275,45 +267,19 @@ Status DevicePath::RunDirect(const Call& call, const std::vector<Card>& cards, u
 }
 
 Status DevicePath::RunStaged(const Call& call, uint64_t seq, const Deadline& deadline) {
-  const int me = host_.rank;
-  sched::CollectiveSpec spec{call.coll, me, host_.size, call.root, call.count};
-  const size_t es = DataTypeSize(call.dtype);
-  const size_t in_bytes = sched::InputCount(spec) * es;
-  const size_t out_bytes = sched::OutputCount(spec) * es;
-  const bool use_in = UsesInput(call, me) && call.send != nullptr;
-  const bool use_out = UsesOutput(call, me) && call.recv != nullptr;
-  const bool in_dev = use_in && gpu::Classify(call.send).device;
-  const bool out_dev = use_out && gpu::Classify(call.recv).device;
-
-  Call host = call;
-  char* host_out = nullptr;
-  const long long off = sched::InPlaceOffset(spec) * static_cast<long long>(es);
-  const bool in_place = in_dev && out_dev && static_cast<const char*>(call.send) ==
-                                                 static_cast<const char*>(call.recv) + off;
-  if (out_dev) {
-    // In place, one staging region holds both buffers as the caller's do: the output at
-    // `-lo` within it and the input at `off` from the output. `off` is negative when the
-    // output is a block of the input (reducescatter, scatter).
-    const long long lo = in_place ? std::min(0LL, off) : 0;
-    const long long hi = in_place ? std::max<long long>(out_bytes, off + in_bytes) : out_bytes;
-    WEFT_ASSIGN_OR_RETURN(void* p, staged_out_.Reserve(static_cast<size_t>(hi - lo)));
-    host_out = static_cast<char*>(p) - lo;
-    host.recv = host_out;
+  const StagingLayout l = StagingLayout::For(call, host_.rank, host_.size);
+  char* region = nullptr;
+  if (l.in_dev || l.out_dev) {
+    WEFT_ASSIGN_OR_RETURN(void* p, staged_.Reserve(std::max<size_t>(l.region_bytes, 64)));
+    region = static_cast<char*>(p);
   }
-  if (in_dev) {
-    void* dst = nullptr;
-    if (in_place) {
-      dst = host_out + off;  // keep the in-place relationship for the host schedule
-    } else {
-      WEFT_ASSIGN_OR_RETURN(dst, staged_in_.Reserve(in_bytes));
-    }
-    WEFT_RETURN_IF_ERROR(gpu::CopyAsync(dst, call.send, in_bytes, stream_));
+  if (l.in_dev) {
+    WEFT_RETURN_IF_ERROR(gpu::CopyAsync(region + l.in_offset, call.send, l.in_bytes, stream_));
     WEFT_RETURN_IF_ERROR(gpu::SyncStream(stream_, deadline));
-    host.send = dst;
   }
-  WEFT_RETURN_IF_ERROR(host_.execute(host, seq));
-  if (out_dev) {
-    WEFT_RETURN_IF_ERROR(gpu::CopyAsync(call.recv, host_out, out_bytes, stream_));
+  WEFT_RETURN_IF_ERROR(host_.execute(l.HostCall(call, region), seq));
+  if (l.out_dev) {
+    WEFT_RETURN_IF_ERROR(gpu::CopyAsync(call.recv, region + l.out_offset, l.out_bytes, stream_));
     WEFT_RETURN_IF_ERROR(gpu::SyncStream(stream_, deadline));
   }
   return Status::Ok();

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "comm/call.h"
+#include "comm/stream_staging.h"
 #include "core/deadline.h"
 #include "core/status.h"
 #include "gpu/ipc.h"
@@ -60,12 +61,22 @@ class DevicePath {
   Status CopyToHost(void* host, const void* src, size_t bytes, const Deadline& deadline);
   Status CopyFromHost(void* dst, const void* host, size_t bytes, const Deadline& deadline);
 
+  // Whether `call` is staged on the caller's stream at call time (comm/stream_staging.h)
+  // rather than run by the worker behind the gate: the stream waits on flags
+  // (WEFT_CUDA_STREAM_WAIT=memop) and the call is staged by configuration (several
+  // hosts, or WEFT_CUDA_PATH=staged), so every rank decides alike without an exchange.
+  bool StagesOnStream(const Call& call) const {
+    return !gate_->synchronous() && call.kind == CallKind::kCollective &&
+           (mode_ == "staged" || !host_.single_host);
+  }
+  StreamStaging& staging() { return staging_; }
+
   // Which path the last collective took ("direct" or "staged"), for tests and tools.
   const char* last_path() const { return last_path_; }
 
  private:
   struct Card;
-  DevicePath(int device, Host host) : device_(device), host_(std::move(host)) {}
+  DevicePath(int device, Host host);
 
   Result<bool> DirectCapable(const std::vector<Card>& cards, uint64_t seq);
   Status RunDirect(const Call& call, const std::vector<Card>& cards, uint64_t seq,
@@ -79,7 +90,8 @@ class DevicePath {
   void* stream_ = nullptr;  // internal: copies and kernels of the collectives
   gpu::IpcCache ipc_;
   gpu::DeviceBuffer scratch_;
-  gpu::PinnedBuffer staged_in_, staged_out_;
+  gpu::PinnedBuffer staged_;  // the worker's staging (RunStaged)
+  StreamStaging staging_;      // the calling thread's (StagesOnStream)
   std::optional<bool> direct_capable_;  // decided collectively at the first direct try
   const char* last_path_ = "none";
   std::string mode_;  // WEFT_CUDA_PATH: auto, direct or staged

@@ -5,7 +5,13 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <thread>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -195,6 +201,117 @@ TEST(FakeStreamCalls, ADeviceInputWithAHostOutputIsStaged) {
     EXPECT_EQ(host, std::vector<int32_t>(4, 2)) << "rank " << rank;
     Fake().FreeDevice(a);
   });
+}
+
+}  // namespace
+}  // namespace weft::gpu
+
+namespace weft::gpu {
+namespace {
+
+// Which threads made device calls during `body` on `n` thread ranks: the ranks' own
+// (true) or some other (false: the communicators' workers).
+bool OnlyRankThreadsCalledTheDevice(int n, const std::function<void(int, weftComm_t)>& body) {
+  std::mutex mu;
+  std::set<std::thread::id> ranks;
+  (void)Fake().TakeLog();
+  RunRanks(n, [&](int rank, weftComm_t comm) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ranks.insert(std::this_thread::get_id());
+    }
+    body(rank, comm);
+  });
+  bool only_ranks = true;
+  for (const auto& e : Fake().TakeLog())
+    if (ranks.count(e.thread) == 0) only_ranks = false;
+  return only_ranks;
+}
+
+// Staged on the stream (WEFT_CUDA_STREAM_WAIT=memop, WEFT_CUDA_PATH=staged: the
+// multi-host case): each call returns while the stream is still busy ahead of it, the
+// results are right once the stream has run, and no thread but the caller's touched the
+// device (NCCL's rule).
+class FakeStagedStreams : public ::testing::TestWithParam<int> {};
+
+TEST_P(FakeStagedStreams, ReturnAtOnceAreRightAndOnlyTheCallerCallsTheDevice) {
+  const int n = GetParam();
+  ScopedEnv wait("WEFT_CUDA_STREAM_WAIT", "memop");
+  ScopedEnv path("WEFT_CUDA_PATH", "staged");
+  const size_t per = 40, total = per * n;
+  std::atomic<double> slowest_ms{0};
+  bool only_callers = OnlyRankThreadsCalledTheDevice(n, [&](int rank, weftComm_t comm) {
+    auto stream = Fake().CreateStream();
+    ASSERT_TRUE(stream.ok());
+    auto s = static_cast<weftStream_t>(stream.value());
+    std::vector<int32_t> mine(total), sum(total, 0);
+    for (size_t i = 0; i < total; ++i) {
+      mine[i] = Value(rank, i);
+      for (int r = 0; r < n; ++r) sum[i] += Value(r, i);
+    }
+    int32_t* buf = DeviceInts(std::vector<int32_t>(total, 0));
+    int32_t* gathered = DeviceInts(std::vector<int32_t>(total * n, 0));
+    ASSERT_TRUE(Fake().DelayAsync(200'000, s).ok());
+    ASSERT_TRUE(Fake().CopyAsync(buf, mine.data(), total * sizeof(int32_t), s).ok());
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_EQ(weftAllReduceStream(buf, buf, total, weftInt32, weftSum, comm, s), weftSuccess)
+        << weftGetLastError(comm);
+    ASSERT_EQ(weftAllGatherStream(buf, gathered, total, weftInt32, comm, s), weftSuccess)
+        << weftGetLastError(comm);
+    // In place: this rank's block of the (reduced) buffer.
+    ASSERT_EQ(weftReduceScatterStream(buf, buf + rank * per, per, weftInt32, weftSum, comm, s),
+              weftSuccess)
+        << weftGetLastError(comm);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count();
+    double seen = slowest_ms.load();
+    while (ms > seen && !slowest_ms.compare_exchange_weak(seen, ms)) {
+    }
+    std::vector<int32_t> got(total), all(total * n);
+    ASSERT_TRUE(Fake().CopyAsync(got.data(), buf, total * sizeof(int32_t), s).ok());
+    ASSERT_TRUE(Fake().CopyAsync(all.data(), gathered, total * n * sizeof(int32_t), s).ok());
+    ASSERT_TRUE(Fake().SyncStream(s, Deadline::AfterSeconds(60)).ok());
+    for (int r = 0; r < n; ++r)
+      EXPECT_TRUE(std::equal(sum.begin(), sum.end(), all.begin() + r * total))
+          << "rank " << rank << ": allgather block " << r;
+    for (size_t i = 0; i < per; ++i)
+      EXPECT_EQ(got[rank * per + i], n * sum[rank * per + i]) << "rank " << rank << " elem " << i;
+    weftResult_t async = weftSuccess;
+    EXPECT_EQ(weftCommGetAsyncError(comm, &async), weftSuccess);
+    EXPECT_EQ(async, weftSuccess);
+    Fake().DestroyStream(stream.value());
+    Fake().FreeDevice(buf);
+    Fake().FreeDevice(gathered);
+  });
+  EXPECT_TRUE(only_callers) << "a worker thread called the device";
+  // The stream was held for 200 ms ahead of the three calls: had any waited for it, the
+  // slowest rank would show it.
+  EXPECT_LT(slowest_ms.load(), 150.0);
+  std::printf("%d ranks: three staged stream calls returned within %.2f ms (slowest rank)\n",
+              n, slowest_ms.load());
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, FakeStagedStreams, ::testing::Values(2, 4, 9));
+
+// The direct path (one host) still runs on the worker behind the gate: its worker calls
+// the device. This pins the difference down until the direct path is staged on the
+// stream too.
+TEST(FakeStreamCalls, TheDirectPathsWorkerStillCallsTheDevice) {
+  ScopedEnv wait("WEFT_CUDA_STREAM_WAIT", "memop");
+  ScopedEnv path("WEFT_CUDA_PATH", "direct");
+  bool only_callers = OnlyRankThreadsCalledTheDevice(2, [&](int rank, weftComm_t comm) {
+    auto stream = Fake().CreateStream();
+    ASSERT_TRUE(stream.ok());
+    auto s = static_cast<weftStream_t>(stream.value());
+    int32_t* buf = DeviceInts(std::vector<int32_t>(8, rank + 1));
+    ASSERT_EQ(weftAllReduceStream(buf, buf, 8, weftInt32, weftSum, comm, s), weftSuccess);
+    ASSERT_TRUE(Fake().SyncStream(s, Deadline::AfterSeconds(60)).ok());
+    EXPECT_EQ(HostInts(buf, 8), std::vector<int32_t>(8, 3));
+    Fake().DestroyStream(stream.value());
+    Fake().FreeDevice(buf);
+  });
+  EXPECT_FALSE(only_callers);
 }
 
 }  // namespace
