@@ -1,5 +1,8 @@
 // The alpha-beta cost model the planner weighs algorithms with when ranks span several
-// hosts: each algorithm's steps costed from the topology, as its file builds them.
+// hosts. Each algorithm carries its own estimate (Algorithm::estimate_us, defined next
+// to its builder in algorithms/), written with the primitives below so that it costs the
+// steps its schedule takes; this file holds those primitives, the link figures and the
+// entry point that costs a call.
 //
 // A message of n bytes costs alpha + n / bandwidth. Messages inside a host run in
 // parallel at the intra figures (shm); messages leaving (or arriving at) a host share its
@@ -12,13 +15,17 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
 #include "sched/schedule.h"
 
 namespace weft::sched {
+
+struct Algorithm;  // sched/registry.h
 
 // The link figures. The defaults are round figures for shm on one host and one 10 Gbit/s
 // TCP link per host between hosts; WEFT_COST_MODEL overrides any of them:
@@ -42,47 +49,86 @@ struct CostModel {
   std::string ToSpec() const;
 };
 
-// Estimated time (microseconds) of allreduce algorithm `name` on `topology` for `bytes`
-// (ring, recursive_doubling, rabenseifner, binomial, hierarchical; < 0 for others).
-double EstimateAllReduceUs(const std::string& name, const Topology& topology, double bytes,
-                           const CostModel& costs);
+// One call as an algorithm's estimate sees it: the ranks' hosts (at least two ranks)
+// and the spec's count, root and element size. The count, not only the bytes: the ring
+// and hierarchical broadcasts cut segments by elements.
+struct CostQuery {
+  const Topology& topology;
+  size_t count = 0;      // as CollectiveSpec::count: the whole buffer or one rank's block
+  size_t elem_size = 1;  // bytes
+  int root = 0;          // reduce, broadcast, gather, scatter
 
-// The same for allgather, `block` bytes contributed by each rank (ring,
-// recursive_doubling, bruck, hierarchical; < 0 for others).
-double EstimateAllGatherUs(const std::string& name, const Topology& topology, double block,
-                           const CostModel& costs);
+  int size() const { return static_cast<int>(topology.host_of.size()); }
+  double bytes() const { return double(count) * double(elem_size); }
+};
 
-// The same for reducescatter, `block` bytes received by each rank (ring, pairwise,
-// recursive_halving, hierarchical; < 0 for others).
-double EstimateReduceScatterUs(const std::string& name, const Topology& topology, double block,
-                               const CostModel& costs);
+// Estimated time (microseconds) of `algorithm` for `query`: 0 on one rank, < 0 where the
+// algorithm has no estimate (the barrier).
+double EstimateUs(const Algorithm& algorithm, const CostQuery& query, const CostModel& costs);
 
-// The same for a broadcast of `count` elements of `elem_size` bytes from `root` (binomial,
-// ring, scatter_allgather, hierarchical; < 0 for others). The count, not only the bytes:
-// the ring and hierarchical schedules cut segments by elements.
-double EstimateBroadcastUs(const std::string& name, const Topology& topology, int root,
-                           size_t count, size_t elem_size, const CostModel& costs);
-
-// The same for a reduce of `bytes` to `root` (binomial, ring; < 0 for others).
-double EstimateReduceUs(const std::string& name, const Topology& topology, int root,
-                        double bytes, const CostModel& costs);
-
-// The same for a gather to `root` of `block` bytes from each rank, and a scatter from
-// `root` of `block` bytes to each (binomial, linear; < 0 for others).
-double EstimateGatherUs(const std::string& name, const Topology& topology, int root,
-                        double block, const CostModel& costs);
-double EstimateScatterUs(const std::string& name, const Topology& topology, int root,
-                         double block, const CostModel& costs);
-
-// The same for an alltoall of `block` bytes from every rank to every rank (pairwise,
-// bruck; < 0 for others).
-double EstimateAllToAllUs(const std::string& name, const Topology& topology, double block,
-                          const CostModel& costs);
-
-// The estimate above that fits `spec` (its collective, count and root, on its topology),
-// for algorithm `name`. < 0 where the model has no branch for the algorithm, for the
-// barrier, or without a topology of spec.size ranks.
+// The same for `spec` (its collective, count and root, on its topology): for
+// `algorithm`, or for spec.coll's algorithm named `name`. < 0 where there is no such
+// algorithm, where it has no estimate, or where the spec has no topology of spec.size
+// ranks.
+double EstimateUs(const Algorithm& algorithm, const CollectiveSpec& spec, size_t elem_size,
+                  const CostModel& costs);
 double EstimateUs(const std::string& name, const CollectiveSpec& spec, size_t elem_size,
                   const CostModel& costs);
+
+// The primitives the algorithms' estimates are written with. A step is a set of
+// messages in flight at once; "partner" vectors give each rank's destination in the
+// step (-1: it sends nothing), indexed by rank.
+
+// One step in which every message (from, to) of `bytes` is in flight at once, as the
+// model above costs it (the host with the most messages leaving or arriving sets the
+// inter time), plus one intra latency for each message beyond one send and one receive
+// at the busiest rank (the handling of many messages in one step).
+double MessagesUs(const Topology& t, const std::vector<std::pair<int, int>>& messages, double bytes,
+                  const CostModel& c);
+
+// The same for a step in which every rank r with partner[r] >= 0 sends to it.
+double StepUs(const Topology& t, const std::vector<int>& partner, double bytes, const CostModel& c);
+
+// The partner vector of p ranks that each send to the rank `distance` after them on a ring
+// (distance may be negative).
+std::vector<int> RingPartners(int p, int distance);
+
+// One level of a binomial tree rooted at `root` over p ranks: each virtual rank that is a
+// multiple of 2·mask and its child vr + mask; the parent sends (broadcast, scatter) or
+// the child does (`up`: reduce, gather).
+std::vector<int> TreeLevel(int p, int root, int mask, bool up);
+
+// Every rank but the root sends `bytes` to it (up), or the root to every other rank.
+double AllWithRootUs(const Topology& t, int root, double bytes, bool up, const CostModel& c);
+
+// A pipelined chain: `segs` segments of `seg_bytes` go down `hops` in order (hop i's
+// sends as a partner vector). The first segment pays every hop in turn (the fill); each
+// further one arrives one step of all hops at once later (every link busy, the slowest
+// setting the pace). Counting every round as the slowest hop, as a lock-step model
+// would, charges a chain whose hops are mostly shm as if every hop left the host.
+double PipelineUs(const Topology& t, const std::vector<std::vector<int>>& hops, double seg_bytes,
+                  size_t segs, const CostModel& c);
+
+// Participants that are groups of ranks exchanging side by side: rank_at(q, i) is the
+// i-th of participant q's `width` ranks (one rank each for the flat algorithms, a host's
+// ranks on its rails for the hierarchical ones).
+using RankAt = std::function<int(int participant, int i)>;
+
+// The partner vector of a step in which each of n participants q exchanges with
+// partner_of(q) (-1: sits out), rank_at(q, i) with rank_at(partner_of(q), i) for i < width.
+std::vector<int> ParticipantPartners(const Topology& t, int n, int width, const RankAt& rank_at,
+                                     const std::function<int(int)>& partner_of);
+
+// Recursive doubling and Rabenseifner, as their files build them: the first 2·rem
+// participants (rem = n - n2, n2 the largest power of two <= n) fold pairwise, even onto
+// odd, and get the result back the same way; the n2 remaining (new index i is
+// participant 2i+1 for i < rem, i + rem after) exchange with new index ^ mask. Recursive
+// doubling moves the `whole` message for mask = 1, 2, 4, ...; Rabenseifner's (`halving`)
+// reduce-scatter halves it for mask = n2/2 .. 1 (the largest half goes the farthest) and
+// its allgather retraces it.
+double ButterflyUs(const Topology& t, int n, int width, const RankAt& rank_at, double whole,
+                   const CostModel& c, bool halving);
+// The flat butterflies: every rank its own participant.
+double ButterflyUs(const Topology& t, double whole, const CostModel& c, bool halving);
 
 }  // namespace weft::sched

@@ -150,41 +150,10 @@ std::string FormatBytes(size_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
-// How much cheaper in the model the hierarchical broadcast must be than every other
-// broadcast before it is chosen, where hosts have one network link (inter_links=1, the
-// default). There it puts the same bytes on each host's link as the ring's chain, so the
-// model credits it only with a shorter pipeline fill and fewer latencies; what the model
-// does not see is its scatter and allgather over shm competing for the cores that drive
-// the network. On 4 namespace hosts x 2 ranks at 0.5 Gbit/s the ring was 2-5% faster from
-// 256K to 4M (docs/BENCHMARKS.md); twice that is the margin.
-constexpr double kHierarchicalBroadcastMargin = 0.10;
-
-// How much cheaper in the model the hierarchical allreduce with Rabenseifner rails (and the
-// hierarchical allgather with recursive-doubling rails) must be than every other
-// algorithm of its collective before it is chosen. Its rails exchange with hosts at xor
-// distances where the ring's talk to neighbours, and the model sees no switch, so it
-// credits the butterfly only with fewer latencies (2 lg H against 2(H-1)). On 2 hosts the
-// two are one schedule; on 4 the model puts the butterfly 5% ahead at 32 KiB over
-// 0.5 Gbit/s, inside the spread of the namespace measurements behind the ring's choice.
-// The same 10% as the broadcast's margin; from ~16 hosts the latencies it saves are
-// worth far more.
-constexpr double kRailButterflyMargin = 0.10;
-
 // The margin an algorithm must beat every other by in the model before it is chosen, and
-// why (for the planner's explanation). With several links per host the broadcast's rails
-// run side by side, a gain the model does see, so it needs none there.
-struct Margin {
-  double fraction = 0;
-  const char* why = "";
-};
+// why (for the planner's explanation); each algorithm that needs one says why in its file.
 Margin MarginOf(const Algorithm& a, const CostModel& costs) {
-  const std::string_view name(a.name);
-  if (a.coll == Collective::kBroadcast && name == "hierarchical" && costs.inter_links <= 1)
-    return {kHierarchicalBroadcastMargin, "one link per host"};
-  if ((a.coll == Collective::kAllReduce && name == "hierarchical_rabenseifner") ||
-      (a.coll == Collective::kAllGather && name == "hierarchical_doubling"))
-    return {kRailButterflyMargin, "its rails' distant partners are unmeasured"};
-  return {};
+  return a.margin != nullptr ? a.margin(costs) : Margin{};
 }
 
 struct Candidate {
@@ -205,7 +174,7 @@ std::vector<Candidate> WeighAll(const PlanRequest& request, const Algorithm* by_
     for (const Candidate& c : candidates) {
       if (c.algorithm == &a) return;
     }
-    const double us = EstimateUs(a.name, spec, request.elem_size, costs);
+    const double us = EstimateUs(a, spec, request.elem_size, costs);
     if (us >= 0) candidates.push_back({&a, us, us / (1.0 - MarginOf(a, costs).fraction)});
   };
   if (by_size != nullptr) consider(*by_size);

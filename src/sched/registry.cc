@@ -1,5 +1,7 @@
-// The table of every algorithm. Order matters only for listings (and is stable); the
-// planner picks by name.
+// The table of every algorithm: its builder, its cost estimate and margin, all defined in
+// its file in algorithms/. Order matters only for listings (and is stable) and for the
+// planner's ties, which go to the size thresholds' choice and then to the first
+// registered.
 #include "sched/registry.h"
 
 #include "sched/algorithms/algorithms.h"
@@ -12,85 +14,89 @@ const std::vector<Algorithm>& AllAlgorithms() {
   static const std::vector<Algorithm> kAlgorithms = {
       {"ring", C::kAllReduce,
        "ring reduce-scatter then ring allgather; bandwidth-optimal for large messages", a::AnySize,
-       a::BuildAllReduceRing},
+       a::BuildAllReduceRing, a::EstimateAllReduceRingUs},
       {"recursive_doubling", C::kAllReduce,
        "lg p whole-vector exchanges, extra ranks folded in; latency-optimal for small messages",
-       a::AnySize, a::BuildAllReduceRecursiveDoubling},
+       a::AnySize, a::BuildAllReduceRecursiveDoubling, a::EstimateAllReduceRecursiveDoublingUs},
       {"binomial", C::kAllReduce, "binomial-tree reduce to rank 0 then binomial broadcast",
-       a::AnySize, a::BuildAllReduceBinomial},
+       a::AnySize, a::BuildAllReduceBinomial, a::EstimateAllReduceBinomialUs},
       {"rabenseifner", C::kAllReduce,
        "recursive-halving reduce-scatter then recursive-doubling allgather; large messages",
-       a::AnySize, a::BuildAllReduceRabenseifner},
+       a::AnySize, a::BuildAllReduceRabenseifner, a::EstimateAllReduceRabenseifnerUs},
       {"hierarchical", C::kAllReduce,
        "reduce-scatter inside each host, one ring across hosts per local rank, allgather "
        "inside each host; needs the topology",
-       a::HasTopology, a::BuildAllReduceHierarchical},
+       a::HasTopology, a::BuildAllReduceHierarchical, a::EstimateAllReduceHierarchicalUs},
       {"hierarchical_rabenseifner", C::kAllReduce,
        "as hierarchical, but recursive halving and doubling across hosts (2 lg H latencies "
        "instead of the ring's 2(H-1)); needs the topology",
-       a::HasTopology, a::BuildAllReduceHierarchicalRabenseifner},
+       a::HasTopology, a::BuildAllReduceHierarchicalRabenseifner,
+       a::EstimateAllReduceHierarchicalRabenseifnerUs, a::RailButterflyMargin},
 
       {"binomial", C::kReduce, "binomial-tree reduce to the root", a::AnySize,
-       a::BuildReduceBinomial},
+       a::BuildReduceBinomial, a::EstimateReduceBinomialUs},
       {"ring", C::kReduce, "ring reduce-scatter then every chunk straight to the root", a::AnySize,
-       a::BuildReduceRing},
+       a::BuildReduceRing, a::EstimateReduceRingUs},
 
       {"binomial", C::kBroadcast, "binomial-tree broadcast: lg p rounds of whole messages",
-       a::AnySize, a::BuildBroadcastBinomial},
+       a::AnySize, a::BuildBroadcastBinomial, a::EstimateBroadcastBinomialUs},
       {"ring", C::kBroadcast, "pipelined chain from the root, message cut into segments",
-       a::AnySize, a::BuildBroadcastRing},
+       a::AnySize, a::BuildBroadcastRing, a::EstimateBroadcastRingUs},
       {"scatter_allgather", C::kBroadcast,
        "binomial scatter of chunks then ring allgather (van de Geijn); large messages", a::AnySize,
-       a::BuildBroadcastScatterAllGather},
+       a::BuildBroadcastScatterAllGather, a::EstimateBroadcastScatterAllGatherUs},
       {"hierarchical", C::kBroadcast,
        "scatter inside the root's host, one broadcast across hosts per local rank (chain, or "
        "tree for small chunks), allgather inside each host; needs the topology",
-       a::HasTopology, a::BuildBroadcastHierarchical},
+       a::HasTopology, a::BuildBroadcastHierarchical, a::EstimateBroadcastHierarchicalUs,
+       a::BroadcastHierarchicalMargin},
 
       {"ring", C::kAllGather, "ring allgather: p-1 steps of one block", a::AnySize,
-       a::BuildAllGatherRing},
+       a::BuildAllGatherRing, a::EstimateAllGatherRingUs},
       {"hierarchical", C::kAllGather,
        "one ring across hosts per local rank, then a ring of those blocks inside each host; "
        "needs the topology, equal ranks per host",
-       a::HasUniformTopology, a::BuildAllGatherHierarchical},
+       a::HasUniformTopology, a::BuildAllGatherHierarchical, a::EstimateAllGatherHierarchicalUs},
       {"hierarchical_doubling", C::kAllGather,
        "as hierarchical, but recursive doubling across hosts (lg H latencies instead of "
        "H-1, the same H-1 blocks); needs the topology, equal ranks per host",
-       a::HasUniformTopology, a::BuildAllGatherHierarchicalDoubling},
+       a::HasUniformTopology, a::BuildAllGatherHierarchicalDoubling,
+       a::EstimateAllGatherHierarchicalDoublingUs, a::RailButterflyMargin},
       {"recursive_doubling", C::kAllGather,
        "lg p exchanges of doubling block ranges; power-of-two world sizes only", a::PowerOfTwoSize,
-       a::BuildAllGatherRecursiveDoubling},
+       a::BuildAllGatherRecursiveDoubling, a::EstimateAllGatherRecursiveDoublingUs},
       {"bruck", C::kAllGather, "Bruck: ceil(lg p) steps through scratch, then a rotation",
-       a::AnySize, a::BuildAllGatherBruck},
+       a::AnySize, a::BuildAllGatherBruck, a::EstimateAllGatherBruckUs},
 
       {"ring", C::kReduceScatter, "ring reduce-scatter: p-1 steps of one block", a::AnySize,
-       a::BuildReduceScatterRing},
+       a::BuildReduceScatterRing, a::EstimateReduceScatterRingUs},
       {"pairwise", C::kReduceScatter,
        "direct: in step k send block r+k to its owner, reduce the block from r-k", a::AnySize,
-       a::BuildReduceScatterPairwise},
+       a::BuildReduceScatterPairwise, a::EstimateReduceScatterPairwiseUs},
       {"recursive_halving", C::kReduceScatter,
        "lg p rounds of halving block ranges; power-of-two world sizes only", a::PowerOfTwoSize,
-       a::BuildReduceScatterRecursiveHalving},
+       a::BuildReduceScatterRecursiveHalving, a::EstimateReduceScatterRecursiveHalvingUs},
       {"hierarchical", C::kReduceScatter,
        "reduce-scatter of per-rail block sets inside each host, then one ring across hosts "
        "per local rank; needs the topology, equal ranks per host",
-       a::HasUniformTopology, a::BuildReduceScatterHierarchical},
+       a::HasUniformTopology, a::BuildReduceScatterHierarchical,
+       a::EstimateReduceScatterHierarchicalUs},
 
       {"pairwise", C::kAllToAll,
        "p-1 steps; in step k send to r+k and receive from r-k; for large blocks", a::AnySize,
-       a::BuildAllToAllPairwise},
+       a::BuildAllToAllPairwise, a::EstimateAllToAllPairwiseUs},
       {"bruck", C::kAllToAll, "Bruck: ceil(lg p) steps with packing; for small blocks", a::AnySize,
-       a::BuildAllToAllBruck},
+       a::BuildAllToAllBruck, a::EstimateAllToAllBruckUs},
 
       {"binomial", C::kGather, "binomial tree: subtrees gathered through scratch", a::AnySize,
-       a::BuildGatherBinomial},
+       a::BuildGatherBinomial, a::EstimateGatherBinomialUs},
       {"linear", C::kGather, "every rank sends its block straight to the root", a::AnySize,
-       a::BuildGatherLinear},
+       a::BuildGatherLinear, a::EstimateGatherLinearUs},
 
       {"binomial", C::kScatter, "binomial tree: subtrees handed down through scratch", a::AnySize,
-       a::BuildScatterBinomial},
+       a::BuildScatterBinomial, a::EstimateScatterBinomialUs},
       {"linear", C::kScatter, "the root sends every rank its block directly", a::AnySize,
-       a::BuildScatterLinear},
+       a::BuildScatterLinear, a::EstimateScatterLinearUs},
 
       {"dissemination", C::kBarrier, "ceil(lg p) rounds of empty messages to r + 2^k", a::AnySize,
        a::BuildBarrierDissemination},

@@ -1,7 +1,12 @@
-// Every algorithm's entry points, one pair per file in this folder, gathered here for
-// the registry (sched/registry.cc). Each Build* is a pure function of the spec.
+// Every algorithm's entry points, gathered here for the registry (sched/registry.cc).
+// Each file in this folder defines, per algorithm, a Build* (a pure function of the
+// spec) and next to it an Estimate*Us: the cost model's time for the steps that Build*
+// lays out (sched/cost_model.h), written with the model's primitives, so that whoever
+// changes the one sees the other.
 #pragma once
 
+#include "sched/cost_model.h"
+#include "sched/registry.h"
 #include "sched/schedule.h"
 
 namespace weft::sched::algo {
@@ -21,48 +26,78 @@ bool HasUniformTopology(const CollectiveSpec& spec);
 // its flat counterpart instead of failing.
 Topology TopologyOrFlat(const CollectiveSpec& spec, bool require_uniform = false);
 
+// The estimates (Algorithm::estimate_us) take the call as a CostQuery, q.count as in
+// CollectiveSpec: the whole buffer for allreduce, reduce and broadcast, one rank's block
+// for allgather, reducescatter, gather and scatter, the block for each peer for alltoall.
+// They are called for two ranks or more (EstimateUs answers for one).
+
 Schedule BuildAllReduceHierarchical(const CollectiveSpec& spec);
 Schedule BuildAllReduceHierarchicalRabenseifner(const CollectiveSpec& spec);
 Schedule BuildAllReduceRing(const CollectiveSpec& spec);
 Schedule BuildAllReduceRecursiveDoubling(const CollectiveSpec& spec);
 Schedule BuildAllReduceBinomial(const CollectiveSpec& spec);
 Schedule BuildAllReduceRabenseifner(const CollectiveSpec& spec);
+double EstimateAllReduceHierarchicalUs(const CostQuery& q, const CostModel& c);
+double EstimateAllReduceHierarchicalRabenseifnerUs(const CostQuery& q, const CostModel& c);
+double EstimateAllReduceRingUs(const CostQuery& q, const CostModel& c);
+double EstimateAllReduceRecursiveDoublingUs(const CostQuery& q, const CostModel& c);
+double EstimateAllReduceBinomialUs(const CostQuery& q, const CostModel& c);
+double EstimateAllReduceRabenseifnerUs(const CostQuery& q, const CostModel& c);
+// The margin of the rail butterflies: the hierarchical allreduce with Rabenseifner rails
+// and the hierarchical allgather with recursive-doubling rails.
+Margin RailButterflyMargin(const CostModel& c);
 
 Schedule BuildReduceBinomial(const CollectiveSpec& spec);
 Schedule BuildReduceRing(const CollectiveSpec& spec);
+double EstimateReduceBinomialUs(const CostQuery& q, const CostModel& c);
+double EstimateReduceRingUs(const CostQuery& q, const CostModel& c);
 
 Schedule BuildBroadcastHierarchical(const CollectiveSpec& spec);
-// Segments of the hierarchical broadcast's inter-host chain for a chunk of `chunk`
-// elements on `num_hosts` hosts; 1 means a binomial tree over the hosts instead (shared
-// with the planner's cost model).
-size_t HierarchicalBroadcastSegments(size_t chunk, int num_hosts);
-// Segments of the ring broadcast's chain for `count` elements on `size` ranks (shared
-// with the planner's cost model).
-size_t RingBroadcastSegments(size_t count, int size);
 Schedule BuildBroadcastBinomial(const CollectiveSpec& spec);
 Schedule BuildBroadcastRing(const CollectiveSpec& spec);
 Schedule BuildBroadcastScatterAllGather(const CollectiveSpec& spec);
+double EstimateBroadcastHierarchicalUs(const CostQuery& q, const CostModel& c);
+double EstimateBroadcastBinomialUs(const CostQuery& q, const CostModel& c);
+double EstimateBroadcastRingUs(const CostQuery& q, const CostModel& c);
+double EstimateBroadcastScatterAllGatherUs(const CostQuery& q, const CostModel& c);
+Margin BroadcastHierarchicalMargin(const CostModel& c);
 
 Schedule BuildAllGatherHierarchical(const CollectiveSpec& spec);
 Schedule BuildAllGatherHierarchicalDoubling(const CollectiveSpec& spec);
 Schedule BuildAllGatherRing(const CollectiveSpec& spec);
 Schedule BuildAllGatherRecursiveDoubling(const CollectiveSpec& spec);
 Schedule BuildAllGatherBruck(const CollectiveSpec& spec);
+double EstimateAllGatherHierarchicalUs(const CostQuery& q, const CostModel& c);
+double EstimateAllGatherHierarchicalDoublingUs(const CostQuery& q, const CostModel& c);
+double EstimateAllGatherRingUs(const CostQuery& q, const CostModel& c);
+double EstimateAllGatherRecursiveDoublingUs(const CostQuery& q, const CostModel& c);
+double EstimateAllGatherBruckUs(const CostQuery& q, const CostModel& c);
 
 Schedule BuildReduceScatterHierarchical(const CollectiveSpec& spec);
 Schedule BuildReduceScatterRing(const CollectiveSpec& spec);
 Schedule BuildReduceScatterPairwise(const CollectiveSpec& spec);
 Schedule BuildReduceScatterRecursiveHalving(const CollectiveSpec& spec);
+double EstimateReduceScatterHierarchicalUs(const CostQuery& q, const CostModel& c);
+double EstimateReduceScatterRingUs(const CostQuery& q, const CostModel& c);
+double EstimateReduceScatterPairwiseUs(const CostQuery& q, const CostModel& c);
+double EstimateReduceScatterRecursiveHalvingUs(const CostQuery& q, const CostModel& c);
 
 Schedule BuildAllToAllPairwise(const CollectiveSpec& spec);
 Schedule BuildAllToAllBruck(const CollectiveSpec& spec);
+double EstimateAllToAllPairwiseUs(const CostQuery& q, const CostModel& c);
+double EstimateAllToAllBruckUs(const CostQuery& q, const CostModel& c);
 
 Schedule BuildGatherBinomial(const CollectiveSpec& spec);
 Schedule BuildGatherLinear(const CollectiveSpec& spec);
+double EstimateGatherBinomialUs(const CostQuery& q, const CostModel& c);
+double EstimateGatherLinearUs(const CostQuery& q, const CostModel& c);
 
 Schedule BuildScatterBinomial(const CollectiveSpec& spec);
 Schedule BuildScatterLinear(const CollectiveSpec& spec);
+double EstimateScatterBinomialUs(const CostQuery& q, const CostModel& c);
+double EstimateScatterLinearUs(const CostQuery& q, const CostModel& c);
 
+// No estimate: the barrier is the only algorithm of its collective.
 Schedule BuildBarrierDissemination(const CollectiveSpec& spec);
 
 }  // namespace weft::sched::algo

@@ -43,4 +43,14 @@ Schedule BuildAllGatherBruck(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// Step d sends min(d, p - d) blocks to r - d.
+double EstimateAllGatherBruckUs(const CostQuery& q, const CostModel& c) {
+  const int p = q.size();
+  double us = 0;
+  for (int d = 1; d < p; d <<= 1) {
+    us += StepUs(q.topology, RingPartners(p, -d), q.bytes() * std::min(d, p - d), c);
+  }
+  return us;
+}
+
 }  // namespace weft::sched::algo

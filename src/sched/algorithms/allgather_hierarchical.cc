@@ -19,6 +19,7 @@
 // Each block goes to its place in the output directly; nothing is reduced. In place the
 // input is this rank's block of the output, sent from the input before it is copied.
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "sched/algorithms/algorithms.h"
@@ -139,6 +140,49 @@ Schedule BuildAllGatherHierarchicalDoubling(const CollectiveSpec& spec) {
   b.Copy(Out(static_cast<size_t>(r) * c, c), In(0, c));
   RailSetRing(b, rails, c);
   return b.Finish();
+}
+
+// H-1 rail steps of one block and the L-1 steps of rail sets (rail_view.h).
+double EstimateAllGatherHierarchicalUs(const CostQuery& q, const CostModel& c) {
+  return RailRingsUs(q.topology, q.bytes(), c);
+}
+
+// lg H rail steps in which a host's group of `mask` hosts (with the hosts folded into
+// them) goes to the partner group as one message per block, the fold and unfold of the
+// hosts beyond a power of two, then the same ring of rail sets inside the host. A rail
+// step's k messages to one peer: each after the first waits an intra latency to be posted
+// (the per-message overhead of RailSetRingUs, a send and a receive each), but that wait
+// overlaps the wire time of the blocks already moving, so it costs only where it exceeds
+// a block's wire time (as the simulator's engine has it: sim/engine.h).
+double EstimateAllGatherHierarchicalDoublingUs(const CostQuery& q, const CostModel& c) {
+  const Topology& t = q.topology;
+  const double block = q.bytes();
+  const auto hosts = t.Hosts();
+  const int num_hosts = static_cast<int>(hosts.size());
+  const int local = static_cast<int>(hosts[0].size());
+  const auto ring = RingAndRailPartners(hosts).first;
+  const int pof2 = FloorPow2(num_hosts);
+  const int rem = num_hosts - pof2;
+  // One rail step: host position hp exchanges `blocks` blocks with partner_of(hp) (-1:
+  // none), every local rank with its counterpart.
+  auto rail_step = [&](const std::function<int(int)>& partner_of, int blocks) {
+    const std::vector<int> partner = ParticipantPartners(
+        t, num_hosts, local, [&](int hp, int i) { return hosts[hp][i]; }, partner_of);
+    const double wire_one = StepUs(t, partner, block, c) - c.inter_alpha_us;
+    return StepUs(t, partner, blocks * block, c) +
+           (blocks - 1) * std::max(0.0, 2 * c.intra_alpha_us - wire_one);
+  };
+  double us = 0;
+  if (rem > 0) {
+    us += rail_step([&](int hp) { return hp >= pof2 ? hp - pof2 : -1; }, 1);
+    us += rail_step([&](int hp) { return hp < rem ? hp + pof2 : -1; }, num_hosts - 1);
+  }
+  for (int mask = 1; mask < pof2; mask <<= 1) {
+    // The group starting at host 0 carries the most folded hosts.
+    const int blocks = mask + std::min(mask, rem);
+    us += rail_step([&](int hp) { return hp < pof2 ? hp ^ mask : -1; }, blocks);
+  }
+  return us + RailSetRingUs(t, hosts, ring, block, c);
 }
 
 }  // namespace weft::sched::algo

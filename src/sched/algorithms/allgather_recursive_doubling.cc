@@ -3,6 +3,9 @@
 // it exchanges them with r ^ m, whose blocks are the adjacent m, so after lg p steps every
 // rank has all blocks, in place in the output. Step 0 sends the rank's block from the
 // input and copies it into the output.
+#include <algorithm>
+#include <vector>
+
 #include "sched/algorithms/algorithms.h"
 #include "sched/algorithms/builder.h"
 
@@ -24,6 +27,20 @@ Schedule BuildAllGatherRecursiveDoubling(const CollectiveSpec& spec) {
     b.Recv(partner, Out(theirs, m * c));
   }
   return b.Finish();
+}
+
+// Step d exchanges the d blocks gathered so far with r ^ d (clipped to p - d blocks, and
+// no partner beyond the world, for a caller that asks outside the power-of-two worlds it
+// supports).
+double EstimateAllGatherRecursiveDoublingUs(const CostQuery& q, const CostModel& c) {
+  const int p = q.size();
+  double us = 0;
+  for (int d = 1; d < p; d <<= 1) {
+    std::vector<int> partner(p, -1);
+    for (int r = 0; r < p; ++r) partner[r] = (r ^ d) < p ? r ^ d : -1;
+    us += StepUs(q.topology, partner, q.bytes() * std::min(d, p - d), c);
+  }
+  return us;
 }
 
 }  // namespace weft::sched::algo

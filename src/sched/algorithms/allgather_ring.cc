@@ -24,4 +24,10 @@ Schedule BuildAllGatherRing(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// size-1 steps in which every rank sends one block to the next.
+double EstimateAllGatherRingUs(const CostQuery& q, const CostModel& c) {
+  const int p = q.size();
+  return (p - 1) * StepUs(q.topology, RingPartners(p, 1), q.bytes(), c);
+}
+
 }  // namespace weft::sched::algo

@@ -19,4 +19,14 @@ Schedule BuildAllReduceBinomial(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// Reduce then broadcast: each level of the tree (children vr + mask of rank 0's tree)
+// carries the whole vector once up and once down.
+double EstimateAllReduceBinomialUs(const CostQuery& q, const CostModel& c) {
+  const int p = q.size();
+  double us = 0;
+  for (int d = 1; d < p; d <<= 1)
+    us += 2 * StepUs(q.topology, TreeLevel(p, 0, d, true), q.bytes(), c);
+  return us;
+}
+
 }  // namespace weft::sched::algo

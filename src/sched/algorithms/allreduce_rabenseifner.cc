@@ -63,4 +63,10 @@ Schedule BuildAllReduceRabenseifner(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// The fold of whole vectors, then halves, quarters, ... out and back (cost_model.h's
+// butterfly with halving), and the unfold.
+double EstimateAllReduceRabenseifnerUs(const CostQuery& q, const CostModel& c) {
+  return ButterflyUs(q.topology, q.bytes(), c, /*halving=*/true);
+}
+
 }  // namespace weft::sched::algo

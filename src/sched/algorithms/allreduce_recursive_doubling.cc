@@ -77,4 +77,9 @@ Schedule BuildAllReduceRecursiveDoubling(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// The fold, lg p' exchanges of the whole vector and the unfold (cost_model.h's butterfly).
+double EstimateAllReduceRecursiveDoublingUs(const CostQuery& q, const CostModel& c) {
+  return ButterflyUs(q.topology, q.bytes(), c, /*halving=*/false);
+}
+
 }  // namespace weft::sched::algo

@@ -59,4 +59,11 @@ Schedule BuildAllReduceRing(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// The model's steps: 2(size-1), in each of which every rank sends one chunk (count/size)
+// to the next, the reduce-scatter's and the allgather's alike.
+double EstimateAllReduceRingUs(const CostQuery& q, const CostModel& c) {
+  const int p = q.size();
+  return 2 * (p - 1) * StepUs(q.topology, RingPartners(p, 1), q.bytes() / p, c);
+}
+
 }  // namespace weft::sched::algo

@@ -97,4 +97,14 @@ Schedule BuildAllToAllBruck(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// Bit d: the slots whose index has bit d set (about half of them) go to r + d.
+double EstimateAllToAllBruckUs(const CostQuery& q, const CostModel& c) {
+  const int p = q.size();
+  double us = 0;
+  for (int d = 1; d < p; d <<= 1) {
+    us += StepUs(q.topology, RingPartners(p, d), q.bytes() * Moved(p, d), c);
+  }
+  return us;
+}
+
 }  // namespace weft::sched::algo

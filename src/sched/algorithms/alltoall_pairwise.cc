@@ -28,4 +28,12 @@ Schedule BuildAllToAllPairwise(const CollectiveSpec& spec) {
   return b.Finish(/*inplace_safe=*/false);
 }
 
+// Step k: every rank sends its block for r + k.
+double EstimateAllToAllPairwiseUs(const CostQuery& q, const CostModel& c) {
+  const int p = q.size();
+  double us = 0;
+  for (int k = 1; k < p; ++k) us += StepUs(q.topology, RingPartners(p, k), q.bytes(), c);
+  return us;
+}
+
 }  // namespace weft::sched::algo

@@ -15,4 +15,16 @@ Schedule BuildBroadcastBinomial(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// Largest mask first, the holders send the child the whole message. Nothing at all for
+// an empty message: the builder drops empty messages, and so the whole schedule.
+double EstimateBroadcastBinomialUs(const CostQuery& q, const CostModel& c) {
+  const int p = q.size();
+  if (q.count == 0) return 0;
+  double us = 0;
+  for (int mask = CeilPow2(p) / 2; mask > 0; mask /= 2) {
+    us += StepUs(q.topology, TreeLevel(p, q.root, mask, false), q.bytes(), c);
+  }
+  return us;
+}
+
 }  // namespace weft::sched::algo

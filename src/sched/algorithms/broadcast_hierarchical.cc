@@ -25,6 +25,7 @@
 // Every rank receives into its output and forwards from it; the root sends from its
 // input only in phase 1 (in place the input is the output, so nothing changes).
 #include <algorithm>
+#include <vector>
 
 #include "sched/algorithms/algorithms.h"
 #include "sched/algorithms/builder.h"
@@ -57,13 +58,15 @@ std::vector<HostRoles> Roles(const std::vector<std::vector<int>>& hosts, int m, 
   return roles;
 }
 
-}  // namespace
-
+// Segments of the inter-host chain for a chunk of `chunk` elements on `num_hosts` hosts;
+// 1 means a binomial tree over the hosts instead (phase 2 above).
 size_t HierarchicalBroadcastSegments(size_t chunk, int num_hosts) {
   if (chunk < kSegmentElems) return 1;
   const size_t by_size = (chunk + kSegmentElems - 1) / kSegmentElems;
   return std::min(chunk, std::max(static_cast<size_t>(num_hosts), by_size));
 }
+
+}  // namespace
 
 Schedule BuildBroadcastHierarchical(const CollectiveSpec& spec) {
   Builder b;
@@ -156,6 +159,79 @@ Schedule BuildBroadcastHierarchical(const CollectiveSpec& spec) {
   b.NewRound();
   for (size_t k = li; k < mine.extras.size(); k += m) b.Send(mine.extras[k], Out(0, count));
   return b.Finish();
+}
+
+// The four phases, with the actives taken as each host's first m ranks (where the root
+// sits among them changes which ranks send, not between which hosts). An empty message
+// costs nothing (no messages).
+double EstimateBroadcastHierarchicalUs(const CostQuery& q, const CostModel& c) {
+  const Topology& t = q.topology;
+  const int p = q.size();
+  if (q.count == 0) return 0;
+  const auto hosts = t.Hosts();
+  const int num_hosts = static_cast<int>(hosts.size());
+  const int root_host = t.host_of[q.root];
+  int m = p;
+  bool uneven = false;
+  for (const auto& h : hosts) {
+    m = std::min(m, static_cast<int>(h.size()));
+    uneven = uneven || h.size() != hosts[0].size();
+  }
+  const size_t chunk = (q.count + m - 1) / m;
+  const double chunk_bytes = double(chunk) * double(q.elem_size);
+  double us = 0;
+  // 1. Scatter: the root writes m-1 chunks over shm, one after the other.
+  if (m > 1) us += c.intra_alpha_us + (m - 1) * chunk_bytes / (c.intra_gbps * 125.0);
+  // 2. Every rail at once: a binomial tree over host positions (each level one step in
+  //    which every sending host's m rails leave it together), or the pipelined chain.
+  auto tree_level = [&](int mask) {
+    std::vector<int> partner(p, -1);
+    for (int pos = 0; pos + mask < num_hosts; pos += 2 * mask) {
+      for (int i = 0; i < m; ++i) {
+        partner[hosts[(pos + root_host) % num_hosts][i]] =
+            hosts[(pos + mask + root_host) % num_hosts][i];
+      }
+    }
+    return StepUs(t, partner, chunk_bytes, c);
+  };
+  const size_t segs = HierarchicalBroadcastSegments(chunk, num_hosts);
+  if (num_hosts > 1 && segs == 1) {
+    for (int mask = CeilPow2(num_hosts) / 2; mask > 0; mask /= 2) us += tree_level(mask);
+  } else if (num_hosts > 1) {
+    // The chain over host positions; hop pos carries all m rails' segments out of host
+    // pos at once, so they share its link.
+    std::vector<std::vector<int>> hops;
+    for (int pos = 0; pos + 1 < num_hosts; ++pos) {
+      hops.emplace_back(p, -1);
+      for (int i = 0; i < m; ++i) {
+        hops.back()[hosts[(pos + root_host) % num_hosts][i]] =
+            hosts[(pos + 1 + root_host) % num_hosts][i];
+      }
+    }
+    us += PipelineUs(t, hops, chunk_bytes / double(segs), segs, c);
+  }
+  // 3. Ring allgather of the chunks inside each host.
+  std::vector<int> ring(p, -1);
+  for (const auto& h : hosts) {
+    for (int i = 0; i < m; ++i) ring[h[i]] = h[(i + 1) % m];
+  }
+  if (m > 1) us += (m - 1) * StepUs(t, ring, chunk_bytes, c);
+  // 4. The whole message to the extras, over shm.
+  if (uneven) us += c.intra_alpha_us + q.bytes() / (c.intra_gbps * 125.0);
+  return us;
+}
+
+// How much cheaper in the model the hierarchical broadcast must be than every other
+// broadcast before it is chosen, where hosts have one network link (inter_links=1, the
+// default). There it puts the same bytes on each host's link as the ring's chain, so the
+// model credits it only with a shorter pipeline fill and fewer latencies; what the model
+// does not see is its scatter and allgather over shm competing for the cores that drive
+// the network. On 4 namespace hosts x 2 ranks at 0.5 Gbit/s the ring was 2-5% faster from
+// 256K to 4M (docs/BENCHMARKS.md); twice that is the margin. With several links per host
+// the rails run side by side, a gain the model does see, so it needs none there.
+Margin BroadcastHierarchicalMargin(const CostModel& c) {
+  if (c.inter_links <= 1) return {0.10, "one link per host"};
+  return {};
 }
 
 }  // namespace weft::sched::algo

@@ -14,6 +14,7 @@
 // (Executor::PlanEarlyCopy) and no other rank waits for it; others receive into and
 // forward from the output. A round's receive and send are different segments.
 #include <algorithm>
+#include <vector>
 
 #include "sched/algorithms/algorithms.h"
 #include "sched/algorithms/builder.h"
@@ -23,13 +24,14 @@ namespace {
 
 constexpr size_t kSegmentElems = 16384;
 
-}  // namespace
-
+// The chain's segments for `count` elements on `size` ranks (see the top of the file).
 size_t RingBroadcastSegments(size_t count, int size) {
   if (size <= 2) return std::min<size_t>(count, 1);
   const size_t by_size = (count + kSegmentElems - 1) / kSegmentElems;
   return std::min(count, std::max(static_cast<size_t>(size), by_size));
 }
+
+}  // namespace
 
 Schedule BuildBroadcastRing(const CollectiveSpec& spec) {
   Builder b;
@@ -63,6 +65,21 @@ Schedule BuildBroadcastRing(const CollectiveSpec& spec) {
     }
   }
   return b.Finish();
+}
+
+// The chain root, root+1, ..., root-1, one hop per rank, down which the segments go
+// pipelined (cost_model.h's PipelineUs: the first segment's way down plus one step of
+// all hops per further segment). An empty message costs nothing (no messages).
+double EstimateBroadcastRingUs(const CostQuery& q, const CostModel& c) {
+  const int p = q.size();
+  if (q.count == 0) return 0;
+  const size_t segs = RingBroadcastSegments(q.count, p);
+  std::vector<std::vector<int>> hops;
+  for (int pos = 0; pos + 1 < p; ++pos) {
+    hops.emplace_back(p, -1);
+    hops.back()[RingPeer(q.root, p, pos)] = RingPeer(q.root, p, pos + 1);
+  }
+  return PipelineUs(q.topology, hops, q.bytes() / double(segs), segs, c);
 }
 
 }  // namespace weft::sched::algo

@@ -55,4 +55,19 @@ Schedule BuildBroadcastScatterAllGather(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// The binomial tree's levels, largest mask first, each parent sending the chunks of its
+// child's subtree (the largest subtree of the level sets its time), then the ring
+// allgather's size-1 steps of a chunk. An empty message costs nothing (no messages).
+double EstimateBroadcastScatterAllGatherUs(const CostQuery& q, const CostModel& c) {
+  const int p = q.size();
+  if (q.count == 0) return 0;
+  const double bytes = q.bytes();
+  double us = 0;
+  for (int mask = CeilPow2(p) / 2; mask > 0; mask /= 2) {
+    const int subtree = std::min(mask, p - mask);
+    us += StepUs(q.topology, TreeLevel(p, q.root, mask, false), bytes * subtree / p, c);
+  }
+  return us + (p - 1) * StepUs(q.topology, RingPartners(p, 1), bytes / p, c);
+}
+
 }  // namespace weft::sched::algo

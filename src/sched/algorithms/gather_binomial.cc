@@ -57,4 +57,16 @@ Schedule BuildGatherBinomial(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// Leaves first: at mask m the child sends its subtree's blocks (up to m; a clipped
+// subtree sends fewer, costed as the largest of the level).
+double EstimateGatherBinomialUs(const CostQuery& q, const CostModel& c) {
+  const int p = q.size();
+  double us = 0;
+  for (int mask = 1; mask < p; mask <<= 1) {
+    us += StepUs(q.topology, TreeLevel(p, q.root, mask, true), q.bytes() * std::min(mask, p - mask),
+                 c);
+  }
+  return us;
+}
+
 }  // namespace weft::sched::algo

@@ -22,4 +22,10 @@ Schedule BuildGatherLinear(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// One step: every other rank's block arrives at the root at once, through its host's
+// link, and the root handles size-1 receives.
+double EstimateGatherLinearUs(const CostQuery& q, const CostModel& c) {
+  return AllWithRootUs(q.topology, q.root, q.bytes(), /*up=*/true, c);
+}
+
 }  // namespace weft::sched::algo

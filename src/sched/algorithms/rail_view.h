@@ -3,9 +3,11 @@
 // host position and local index, and the rank at a (host position, local index) pair.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "sched/algorithms/builder.h"
+#include "sched/cost_model.h"
 #include "sched/schedule.h"
 
 namespace weft::sched::algo {
@@ -24,5 +26,21 @@ struct RailView {
   int local = 0;  // ranks per host
   int li = 0;     // this rank's local index on its host
 };
+
+// The cost model's side of the same rails (sched/cost_model.h), for the estimates of
+// both hierarchical allgathers and the hierarchical reduce-scatter, equal hosts only.
+
+// Each rank's partner in the ring inside its host, and along its rail to the next host.
+std::pair<std::vector<int>, std::vector<int>> RingAndRailPartners(
+    const std::vector<std::vector<int>>& hosts);
+
+// The L-1 steps inside the host of both rail allgathers (and the reduce-scatter's
+// mirror): each rank sends H blocks to the next local rank and receives H.
+double RailSetRingUs(const Topology& t, const std::vector<std::vector<int>>& hosts,
+                     const std::vector<int>& ring, double block, const CostModel& c);
+
+// The ring rails and the ring of rail sets: the hierarchical allgather and reduce-scatter
+// cost the same, in mirror order.
+double RailRingsUs(const Topology& t, double block, const CostModel& c);
 
 }  // namespace weft::sched::algo

@@ -27,4 +27,15 @@ Schedule BuildReduceBinomial(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// Leaves first: at mask 1, 2, 4, ... the child vr + mask sends its partial sum up, the
+// whole vector each time.
+double EstimateReduceBinomialUs(const CostQuery& q, const CostModel& c) {
+  const int p = q.size();
+  double us = 0;
+  for (int mask = 1; mask < p; mask <<= 1) {
+    us += StepUs(q.topology, TreeLevel(p, q.root, mask, true), q.bytes(), c);
+  }
+  return us;
+}
+
 }  // namespace weft::sched::algo

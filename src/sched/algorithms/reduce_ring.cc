@@ -58,4 +58,14 @@ Schedule BuildReduceRing(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// The ring reduce-scatter's size-1 steps of a chunk (count/size), then every chunk
+// straight to the root in one step, which the root's host link and its handling of
+// size-1 messages pay for.
+double EstimateReduceRingUs(const CostQuery& q, const CostModel& c) {
+  const int p = q.size();
+  const double chunk = q.bytes() / p;
+  return (p - 1) * StepUs(q.topology, RingPartners(p, 1), chunk, c) +
+         AllWithRootUs(q.topology, q.root, chunk, /*up=*/true, c);
+}
+
 }  // namespace weft::sched::algo

@@ -82,4 +82,10 @@ Schedule BuildReduceScatterHierarchical(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// The L-1 steps of block sets inside the host and the H-1 rail steps of one block: the
+// hierarchical allgather's steps in mirror order, at the same cost (rail_view.h).
+double EstimateReduceScatterHierarchicalUs(const CostQuery& q, const CostModel& c) {
+  return RailRingsUs(q.topology, q.bytes(), c);
+}
+
 }  // namespace weft::sched::algo

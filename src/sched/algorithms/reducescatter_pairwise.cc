@@ -29,4 +29,12 @@ Schedule BuildReduceScatterPairwise(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// Step k: every rank sends one block to r + k.
+double EstimateReduceScatterPairwiseUs(const CostQuery& q, const CostModel& c) {
+  const int p = q.size();
+  double us = 0;
+  for (int k = 1; k < p; ++k) us += StepUs(q.topology, RingPartners(p, k), q.bytes(), c);
+  return us;
+}
+
 }  // namespace weft::sched::algo

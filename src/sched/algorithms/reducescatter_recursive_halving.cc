@@ -11,6 +11,8 @@
 // from its first block on. The first round sends and adds straight from the input, the
 // last result is copied to the output. The input is never written, and in place
 // (output == input block r) the output is written only at the very end.
+#include <vector>
+
 #include "sched/algorithms/algorithms.h"
 #include "sched/algorithms/builder.h"
 
@@ -56,6 +58,20 @@ Schedule BuildReduceScatterRecursiveHalving(const CollectiveSpec& spec) {
   }
   b.Copy(Out(0, c), blocks(cur, lo, r, 1));
   return b.Finish();
+}
+
+// Step mask (p/2 .. 1) sends mask blocks to r ^ mask. Not costed (< 0) outside the
+// power-of-two worlds it supports.
+double EstimateReduceScatterRecursiveHalvingUs(const CostQuery& q, const CostModel& c) {
+  const int p = q.size();
+  if ((p & (p - 1)) != 0) return -1;
+  double us = 0;
+  for (int mask = p / 2; mask > 0; mask /= 2) {
+    std::vector<int> partner(p);
+    for (int r = 0; r < p; ++r) partner[r] = r ^ mask;
+    us += StepUs(q.topology, partner, mask * q.bytes(), c);
+  }
+  return us;
 }
 
 }  // namespace weft::sched::algo

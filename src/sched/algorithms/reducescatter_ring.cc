@@ -35,4 +35,16 @@ Schedule BuildReduceScatterRing(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// size-1 steps in which every rank sends one block (its partial sum) to the next. Added
+// step by step, as the pairwise estimate is, so that the two tie exactly where each step
+// of both costs the same (one rank per host) and the planner keeps its size thresholds'
+// choice.
+double EstimateReduceScatterRingUs(const CostQuery& q, const CostModel& c) {
+  const int p = q.size();
+  const double step = StepUs(q.topology, RingPartners(p, 1), q.bytes(), c);
+  double us = 0;
+  for (int k = 1; k < p; ++k) us += step;
+  return us;
+}
+
 }  // namespace weft::sched::algo

@@ -61,4 +61,16 @@ Schedule BuildScatterBinomial(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// The gather's mirror: largest mask first, each child's subtree of blocks down (costed as
+// the largest of the level).
+double EstimateScatterBinomialUs(const CostQuery& q, const CostModel& c) {
+  const int p = q.size();
+  double us = 0;
+  for (int mask = CeilPow2(p) / 2; mask > 0; mask /= 2) {
+    us += StepUs(q.topology, TreeLevel(p, q.root, mask, false),
+                 q.bytes() * std::min(mask, p - mask), c);
+  }
+  return us;
+}
+
 }  // namespace weft::sched::algo

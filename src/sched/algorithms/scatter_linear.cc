@@ -21,4 +21,9 @@ Schedule BuildScatterLinear(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+// One step: the root sends every other rank its block at once, through its host's link.
+double EstimateScatterLinearUs(const CostQuery& q, const CostModel& c) {
+  return AllWithRootUs(q.topology, q.root, q.bytes(), /*up=*/false, c);
+}
+
 }  // namespace weft::sched::algo

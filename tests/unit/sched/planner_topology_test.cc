@@ -16,6 +16,13 @@ std::shared_ptr<const Topology> Contiguous(const std::vector<int>& per_host) {
   return std::make_shared<const Topology>(Topology::Contiguous(per_host));
 }
 
+// The model's estimate for `coll`'s algorithm `name`.
+double Estimate(Collective coll, const char* name, const CostQuery& q, const CostModel& c) {
+  const Algorithm* algorithm = FindAlgorithm(coll, name);
+  EXPECT_NE(algorithm, nullptr) << name;
+  return algorithm == nullptr ? -1 : EstimateUs(*algorithm, q, c);
+}
+
 PlanRequest Request(size_t bytes, std::shared_ptr<const Topology> topology) {
   CollectiveSpec spec{Collective::kAllReduce, 0, static_cast<int>(topology->host_of.size()), 0,
                       bytes / 4};
@@ -103,15 +110,17 @@ TEST(HierarchicalPlanner, ExplainsWithCostModelNumbers) {
 TEST(HierarchicalPlanner, CostModelArithmetic) {
   // Rabenseifner on 2 x 2, 4 MB: mask 2 first (n/2 across hosts, 2 leaving each host),
   // then mask 1 (n/4 inside), and the allgather the same again.
-  EXPECT_NEAR(EstimateAllReduceUs("rabenseifner", Topology::Contiguous({2, 2}), 4e6, CostModel()),
+  EXPECT_NEAR(Estimate(Collective::kAllReduce, "rabenseifner",
+                       {Topology::Contiguous({2, 2}), size_t(4e6)}, CostModel()),
               2 * ((25 + 2 * 2e6 / 1250) + (2 + 1e6 / 10000)), 1e-6);
   const CostModel c;
   const Topology t = Topology::Contiguous({2, 2});
   const double n = 4e6;
   // Ring: 6 steps of n/4; one message leaves each host per step.
-  EXPECT_NEAR(EstimateAllReduceUs("ring", t, n, c), 6 * (25 + 1e6 / 1250), 1e-6);
+  EXPECT_NEAR(Estimate(Collective::kAllReduce, "ring", {t, size_t(n)}, c), 6 * (25 + 1e6 / 1250),
+              1e-6);
   // Hierarchical: 2 intra steps of n/2; 2 rail steps of n/4 with 2 leaving each host.
-  EXPECT_NEAR(EstimateAllReduceUs("hierarchical", t, n, c),
+  EXPECT_NEAR(Estimate(Collective::kAllReduce, "hierarchical", {t, size_t(n)}, c),
               2 * (2 + 2e6 / 10000) + 2 * (25 + 2 * 1e6 / 1250), 1e-6);
 }
 
@@ -218,10 +227,11 @@ TEST(HierarchicalPlanner, ReduceScatterCostModelArithmetic) {
   const CostModel c;
   const Topology t = Topology::Contiguous({2, 2});
   // Ring: 3 steps of one block; one message leaves each host per step.
-  EXPECT_NEAR(EstimateReduceScatterUs("ring", t, 1e6, c), 3 * (25 + 1e6 / 1250), 1e-6);
+  EXPECT_NEAR(Estimate(Collective::kReduceScatter, "ring", {t, size_t(1e6)}, c),
+              3 * (25 + 1e6 / 1250), 1e-6);
   // Hierarchical: 1 intra step of 2 blocks (each rank sends 2 messages and receives 2:
   // one extra latency each way), 1 rail step with 2 blocks leaving each host.
-  EXPECT_NEAR(EstimateReduceScatterUs("hierarchical", t, 1e6, c),
+  EXPECT_NEAR(Estimate(Collective::kReduceScatter, "hierarchical", {t, size_t(1e6)}, c),
               (2 + 2e6 / 10000) + 2 * 2 + (25 + 2e6 / 1250), 1e-6);
 }
 

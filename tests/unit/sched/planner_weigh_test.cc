@@ -20,6 +20,13 @@ std::shared_ptr<const Topology> Contiguous(const std::vector<int>& per_host) {
   return std::make_shared<const Topology>(Topology::Contiguous(per_host));
 }
 
+// The model's estimate for `coll`'s algorithm `name`.
+double Estimate(Collective coll, const char* name, const CostQuery& q, const CostModel& c) {
+  const Algorithm* algorithm = FindAlgorithm(coll, name);
+  EXPECT_NE(algorithm, nullptr) << name;
+  return algorithm == nullptr ? -1 : EstimateUs(*algorithm, q, c);
+}
+
 // float32 elements; `bytes` is the whole buffer (allreduce, broadcast) or one rank's
 // block (allgather, reducescatter).
 PlanRequest Request(Collective coll, size_t bytes, std::shared_ptr<const Topology> t,
@@ -95,17 +102,17 @@ TEST(PlannerWeighsAll, BroadcastModelFollowsTheSchedules) {
   const Topology t = Topology::Contiguous({2, 2, 2, 2});
   const CostModel c = SlowLink();
   const double inter = 25 + 8192 / 62.5, intra = 2 + 8192 / 10000.0;
-  EXPECT_NEAR(EstimateBroadcastUs("ring", t, 0, 16384, 4, c), 3 * inter + 4 * intra + 7 * inter,
-              1e-6);
+  EXPECT_NEAR(Estimate(Collective::kBroadcast, "ring", {t, 16384, 4}, c),
+              3 * inter + 4 * intra + 7 * inter, 1e-6);
   const double tree_level = 25 + 2 * 32768 / 62.5;  // both rails leave the host together
   const double shm_chunk = 2 + 32768 / 10000.0;     // the scatter, and the allgather
-  EXPECT_NEAR(EstimateBroadcastUs("hierarchical", t, 0, 16384, 4, c),
+  EXPECT_NEAR(Estimate(Collective::kBroadcast, "hierarchical", {t, 16384, 4}, c),
               shm_chunk + 2 * tree_level + shm_chunk, 1e-6);
-  EXPECT_LT(EstimateBroadcastUs("ring", t, 0, 16384, 4, c),
-            EstimateBroadcastUs("hierarchical", t, 0, 16384, 4, c));
+  EXPECT_LT(Estimate(Collective::kBroadcast, "ring", {t, 16384, 4}, c),
+            Estimate(Collective::kBroadcast, "hierarchical", {t, 16384, 4}, c));
   // 4 MiB: hierarchical pipelines 32 segments of 64 KiB per rail, both rails on the link.
   const double hop = 25 + 2 * 65536 / 62.5, shm_half = 2 + 2097152 / 10000.0;
-  EXPECT_NEAR(EstimateBroadcastUs("hierarchical", t, 0, 1 << 20, 4, c),
+  EXPECT_NEAR(Estimate(Collective::kBroadcast, "hierarchical", {t, 1 << 20, 4}, c),
               shm_half + (3 + 31) * hop + shm_half, 1e-6);
 }
 
@@ -192,9 +199,9 @@ TEST(PlannerWeighsAll, SeveralLinksPerHostLetTheRailsWin) {
   // message per link, not two on one.
   const Topology two = Topology::Contiguous({2, 2});
   const CostModel links2 = CostModel::Parse("inter_links=2").value();
-  EXPECT_NEAR(EstimateAllReduceUs("hierarchical", two, 4e6, links2),
+  EXPECT_NEAR(Estimate(Collective::kAllReduce, "hierarchical", {two, size_t(4e6)}, links2),
               2 * (2 + 2e6 / 10000) + 2 * (25 + 1e6 / 1250), 1e-6);
-  EXPECT_NEAR(EstimateAllReduceUs("hierarchical", two, 4e6, CostModel()),
+  EXPECT_NEAR(Estimate(Collective::kAllReduce, "hierarchical", {two, size_t(4e6)}, CostModel()),
               2 * (2 + 2e6 / 10000) + 2 * (25 + 2 * 1e6 / 1250), 1e-6);
 }
 
@@ -214,22 +221,24 @@ TEST(PlannerWeighsAll, GatherScatterAllToAllModelsByHand) {
   const Topology t = Topology::Contiguous({2, 2});
   const CostModel c;  // intra 10000 B/us, inter 1250 B/us
   const double b = 1e6;
-  EXPECT_NEAR(EstimateGatherUs("linear", t, 0, b, c), 25 + 2 * b / 1250 + 2 * 2, 1e-6);
-  EXPECT_NEAR(EstimateScatterUs("linear", t, 0, b, c), 25 + 2 * b / 1250 + 2 * 2, 1e-6);
-  EXPECT_NEAR(EstimateGatherUs("binomial", t, 0, b, c), (2 + b / 10000) + (25 + 2 * b / 1250),
+  EXPECT_NEAR(Estimate(Collective::kGather, "linear", {t, size_t(b)}, c), 25 + 2 * b / 1250 + 2 * 2,
               1e-6);
-  EXPECT_NEAR(EstimateScatterUs("binomial", t, 0, b, c), (25 + 2 * b / 1250) + (2 + b / 10000),
-              1e-6);
+  EXPECT_NEAR(Estimate(Collective::kScatter, "linear", {t, size_t(b)}, c),
+              25 + 2 * b / 1250 + 2 * 2, 1e-6);
+  EXPECT_NEAR(Estimate(Collective::kGather, "binomial", {t, size_t(b)}, c),
+              (2 + b / 10000) + (25 + 2 * b / 1250), 1e-6);
+  EXPECT_NEAR(Estimate(Collective::kScatter, "binomial", {t, size_t(b)}, c),
+              (25 + 2 * b / 1250) + (2 + b / 10000), 1e-6);
   // Reduce ring: 3 ring steps of n/4 (one message leaves each host), then ranks 1..3 send
   // their quarters to the root, 2 of them over host 0's link.
-  EXPECT_NEAR(EstimateReduceUs("ring", t, 0, 4 * b, c),
+  EXPECT_NEAR(Estimate(Collective::kReduce, "ring", {t, size_t(4 * b)}, c),
               3 * (25 + b / 1250) + (25 + 2 * b / 1250 + 2 * 2), 1e-6);
   // Alltoall pairwise: steps to r+1 (one block leaves each host), r+2 (both), r+3 (one).
-  EXPECT_NEAR(EstimateAllToAllUs("pairwise", t, b, c), 2 * (25 + b / 1250) + (25 + 2 * b / 1250),
-              1e-6);
+  EXPECT_NEAR(Estimate(Collective::kAllToAll, "pairwise", {t, size_t(b)}, c),
+              2 * (25 + b / 1250) + (25 + 2 * b / 1250), 1e-6);
   // Bruck: bit 1 moves 2 blocks to r+1, bit 2 moves 2 blocks to r+2.
-  EXPECT_NEAR(EstimateAllToAllUs("bruck", t, b, c), (25 + 2 * b / 1250) + (25 + 4 * b / 1250),
-              1e-6);
+  EXPECT_NEAR(Estimate(Collective::kAllToAll, "bruck", {t, size_t(b)}, c),
+              (25 + 2 * b / 1250) + (25 + 4 * b / 1250), 1e-6);
   // No model for the barrier.
   CollectiveSpec barrier{Collective::kBarrier, 0, 4, 0, 0};
   barrier.topology = std::make_shared<const Topology>(t);
