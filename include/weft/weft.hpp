@@ -1,6 +1,10 @@
 // A thin C++ layer over weft.h: an owning Comm, typed calls, and errors as exceptions
 // (weft::Error carries the result code and the detailed message). Header-only; the C
 // API stays the stable ABI.
+//
+// Deliberately minimal: every blocking call, and of the non-blocking ones iallreduce
+// (the one a training loop overlaps). For the other weftI* calls, the *Stream calls and
+// the CUDA queries, call weft.h with Comm::get().
 #pragma once
 
 #include <cstdint>
@@ -35,8 +39,8 @@ template <> struct DataTypeOf<double> { static constexpr weftDataType_t value = 
 
 class Request {
  public:
-  explicit Request(weftRequest_t r, weftComm_t c) : req_(r), comm_(c) {}
-  Request(Request&& o) noexcept : req_(std::exchange(o.req_, nullptr)), comm_(o.comm_) {}
+  explicit Request(weftRequest_t r) : req_(r) {}
+  Request(Request&& o) noexcept : req_(std::exchange(o.req_, nullptr)) {}
   Request(const Request&) = delete;
   Request& operator=(const Request&) = delete;
   // An unwaited request is waited for, so its buffers are not freed under it.
@@ -51,7 +55,6 @@ class Request {
 
  private:
   weftRequest_t req_;
-  weftComm_t comm_;
 };
 
 class Comm {
@@ -135,7 +138,7 @@ class Comm {
   Request iallreduce(const T* send, T* recv, size_t count, weftRedOp_t op = weftSum) const {
     weftRequest_t req = nullptr;
     check(weftIAllReduce(send, recv, count, DataTypeOf<T>::value, op, comm_, &req));
-    return Request(req, comm_);
+    return Request(req);
   }
   template <typename T>
   void reduce(const T* send, T* recv, size_t count, int root, weftRedOp_t op = weftSum) const {

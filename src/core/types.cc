@@ -26,7 +26,6 @@ constexpr const char* kOpNames[kNumRedOps] = {"sum", "prod", "min", "max", "avg"
 
 size_t DataTypeSize(DataType t) { return kTypes[static_cast<int>(t)].size; }
 const char* DataTypeName(DataType t) { return kTypes[static_cast<int>(t)].name; }
-bool IsFloatingPoint(DataType t) { return kTypes[static_cast<int>(t)].floating; }
 const char* RedOpName(RedOp op) { return kOpNames[static_cast<int>(op)]; }
 
 std::optional<DataType> ParseDataType(std::string_view name) {

@@ -21,7 +21,6 @@ inline constexpr int kNumRedOps = 5;
 size_t DataTypeSize(DataType t);
 const char* DataTypeName(DataType t);   // "float32", "bfloat16", ...
 const char* RedOpName(RedOp op);        // "sum", "prod", "min", "max", "avg"
-bool IsFloatingPoint(DataType t);
 // Accepts the canonical names and common aliases (float/half/bf16/double/int/...).
 std::optional<DataType> ParseDataType(std::string_view name);
 std::optional<RedOp> ParseRedOp(std::string_view name);

@@ -370,10 +370,6 @@ class Machine {
 
 }  // namespace
 
-Status ValidateSchedule(const CollectiveSpec& spec, const Schedule& schedule, bool in_place) {
-  return ValidateWithLayout(spec, schedule, MakeLayout(spec, schedule, in_place));
-}
-
 std::vector<Schedule> BuildAllRanks(Schedule (*build)(const CollectiveSpec&),
                                     const CollectiveSpec& spec) {
   std::vector<Schedule> schedules;

@@ -55,10 +55,6 @@ Result<std::vector<std::vector<std::byte>>> Interpret(
     const std::vector<std::vector<std::byte>>& inputs, size_t elem_size, const ReduceFn& reduce,
     const InterpretOptions& options = {});
 
-// The static checks above (everything except matching and deadlock) for one rank's
-// schedule; `in_place` selects the aliasing used for the overlap checks.
-Status ValidateSchedule(const CollectiveSpec& spec, const Schedule& schedule, bool in_place);
-
 // Every rank's schedule for `spec` (spec.rank is replaced by 0 .. size-1).
 std::vector<Schedule> BuildAllRanks(Schedule (*build)(const CollectiveSpec&),
                                     const CollectiveSpec& spec);
