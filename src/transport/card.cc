@@ -44,22 +44,6 @@ Status Bad(const std::string& why, const std::string& line) {
 
 }  // namespace
 
-const char* TransportModeName(TransportMode mode) {
-  switch (mode) {
-    case TransportMode::kAuto:
-      return "auto";
-    case TransportMode::kTcp:
-      return "tcp";
-    case TransportMode::kShm:
-      return "shm";
-    case TransportMode::kOfi:
-      return "ofi";
-    case TransportMode::kShmOfi:
-      return "shm+ofi";
-  }
-  return "?";
-}
-
 TransportMode ResolvedMode(const Card& card) {
   if (card.mode == TransportMode::kAuto && !card.ofi_provider.empty())
     return TransportMode::kShmOfi;

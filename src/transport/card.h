@@ -26,7 +26,7 @@
 
 #include "core/status.h"
 #include "net/socket.h"
-#include "transport/mesh.h"
+#include "transport/transport_mode.h"
 
 namespace weft::transport {
 
@@ -50,8 +50,6 @@ struct Card {
 std::string EncodeCard(const Card& card);
 // ProtocolError describing the first problem found.
 Result<Card> DecodeCard(const std::string& text);
-
-const char* TransportModeName(TransportMode mode);  // "auto", "tcp", "shm", "ofi", "shm+ofi"
 
 // What the card's rank will run: its mode, except that auto with an ofi line (the rank
 // found a real fabric, ofi::AutoPicksProvider) is kShmOfi. Every rank computes it from

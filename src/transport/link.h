@@ -1,6 +1,7 @@
 // A Link moves framed messages between this rank and one peer. Each transport (tcp,
-// shm, later ofi and cuda ipc) implements it. The executor owns the ops, posts them,
-// and calls Progress() until they complete; nothing here blocks.
+// shm, ofi) implements it, and RailLink (rail_link.h) stripes one peer's messages over
+// several. The executor owns the ops, posts them, and calls Progress() until they
+// complete; nothing here blocks.
 #pragma once
 
 #include <atomic>
@@ -86,7 +87,7 @@ class Link {
   virtual std::atomic<uint32_t>* ArmWake() { return nullptr; }
   virtual void DisarmWake() {}
 
-  // Transport name for logs and errors: "tcp", "shm".
+  // Transport name for logs and errors: "tcp", "shm", "ofi".
   virtual const char* Name() const = 0;
 
   // Tells the peer this side is gone (its pending and future receives from us fail with

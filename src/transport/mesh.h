@@ -15,23 +15,10 @@
 #include "core/status.h"
 #include "net/auth.h"
 #include "transport/link.h"
+#include "transport/transport_mode.h"
 #include "transport/used_links.h"
 
 namespace weft::transport {
-
-struct Card;
-namespace ofi {
-class OfiEndpoint;
-}  // namespace ofi
-
-// kShmOfi: shm to peers on this host, ofi (libfabric) to the others. kAuto resolves to
-// kShmOfi on every rank when every rank found a real fabric (ResolvedMode, card.h),
-// else it is shm to this host and tcp to the others.
-enum class TransportMode { kAuto, kTcp, kShm, kOfi, kShmOfi };
-
-// Parses WEFT_TRANSPORT ("", "auto", "tcp", "shm", "ofi", "shm+ofi"); InvalidArgument
-// otherwise, and for "ofi" and "shm+ofi" in a build without libfabric (WEFT_OFI=OFF).
-Result<TransportMode> TransportModeFromEnv();
 
 struct MeshOptions {
   int rank = 0;
@@ -77,24 +64,12 @@ class Mesh {
 
  private:
   Mesh() = default;
-  // Makes the ofi links of the pairs that use ofi in `mode` (resolved), over
-  // `endpoints` (this rank's, one per rail).
-  Status ConnectOfiPeers(const MeshOptions& options, TransportMode mode, const Card& mine,
-                         const std::vector<Card>& cards,
-                         const std::vector<std::shared_ptr<ofi::OfiEndpoint>>& endpoints);
-  // Remembers the local address of a connection to another host (remote_sources_).
-  void NoteRemoteSource(int fd);
   int rank_ = 0;
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<std::string> host_ids_;
   // tcp: the distinct local addresses (port 0) of the connections to other hosts.
   std::vector<net::SockAddr> remote_sources_;
-  // ofi, when some peer is on another host: each rail's endpoint's domain and NIC speed
-  // (Mbit/s, < 0 unknown).
-  struct OfiDomain {
-    std::string name;
-    int64_t nic_mbps = -1;
-  };
+  // ofi, when some peer is on another host: each rail's endpoint's domain and NIC speed.
   std::vector<OfiDomain> ofi_links_;
 };
 

@@ -25,6 +25,13 @@ struct UsedLink {
 std::vector<UsedLink> TcpUsedLinks(const std::vector<net::SockAddr>& sources,
                                    const std::string& sys_class);
 
+// One ofi rail as its endpoint reports it (ofi::OfiEndpoint::domain, nic_speed_mbps),
+// kept from set-up so that OfiUsedLink can name it later without the endpoint.
+struct OfiDomain {
+  std::string name;
+  int64_t nic_mbps = -1;  // Mbit/s; < 0: the provider does not say
+};
+
 // The ofi domain `domain` as a link: `nic_mbps` (the provider's fi_info nic link speed,
 // < 0 when it does not fill it), else the speed sysfs gives for an interface of the same
 // name (the tcp and verbs providers name domains after interfaces), else unknown.

@@ -93,4 +93,8 @@ Result<const FabricLib*> LoadFabricLib() {
 
 const FabricLib& Fabric() { return *g_lib.load(); }
 
+std::string FiError(const char* what, int ret) {
+  return fmt::format("{}: {} ({})", what, Fabric().strerror(ret < 0 ? -ret : ret), ret);
+}
+
 }  // namespace weft::transport::ofi

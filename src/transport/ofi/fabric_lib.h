@@ -53,4 +53,8 @@ Result<FabricLib> OpenFabricLib(const std::string& path);
 // exists only after it did).
 const FabricLib& Fabric();
 
+// libfabric's error `ret` (negative or not) after `what`, for messages:
+// "fi_tsend: Resource temporarily unavailable (-11)". Needs the loaded library (Fabric).
+std::string FiError(const char* what, int ret);
+
 }  // namespace weft::transport::ofi

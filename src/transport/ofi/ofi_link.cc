@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "transport/ofi/fabric_lib.h"
+
 namespace weft::transport::ofi {
 namespace {
 

@@ -1,5 +1,5 @@
-// A Link to a peer over libfabric tagged messages on the communicator's shared RDM
-// endpoint (ofi_endpoint.h).
+// A Link to a peer over libfabric tagged messages on one of the communicator's shared RDM
+// endpoints (one per rail, ofi_endpoint.h).
 //
 // Each op becomes one header message and, for payloads over the link's eager size, one or
 // more payload messages:

@@ -248,6 +248,18 @@ TEST(MeshTest, ShmModeWithARemotePeerIsInvalidArgument) {
   EXPECT_THAT(m.status().message(), HasSubstr("WEFT_TRANSPORT=shm, but rank 0 is on another host"));
 }
 
+#ifndef WEFT_HAVE_OFI
+// MeshOptions::mode set to ofi directly (TransportModeFromEnv refuses it in this build):
+// the stand-in for ofi/rail_setup.h (transport/ofi_off.cc) opens nothing and refuses.
+TEST(MeshTest, OfiModeWithoutLibfabricIsInvalidArgument) {
+  auto m =
+      ConnectWithFakePeer(TransportMode::kOfi, FakeRank0(UniqueCommId(), TransportMode::kOfi), 1);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), Code::kInvalidArgument);
+  EXPECT_THAT(m.status().message(), HasSubstr("built without libfabric"));
+}
+#endif
+
 TEST(MeshTest, RanksWithDifferentModesAreInvalidUsage) {
   auto m =
       ConnectWithFakePeer(TransportMode::kAuto, FakeRank0(UniqueCommId(), TransportMode::kTcp), 1);

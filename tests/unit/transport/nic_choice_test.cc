@@ -182,7 +182,7 @@ TEST(OfiRailsTest, AutoSharesTheHostsDomainsAmongItsLocalRanks) {
 }
 
 TEST(OfiRailsTest, AutoRailsOfAP5GiveEachNicToOneRail) {
-  // Rail k of local rank i opens domain slot i*R + k (transport/mesh.cc): with R from
+  // Rail k of local rank i opens domain slot i*R + k (transport/ofi/rail_setup.cc): with R from
   // AutoOfiRails every one of the 32 domains is opened exactly once.
   std::vector<std::string> domains;
   for (int d = 0; d < 32; ++d) domains.push_back("rdmap" + std::to_string(d) + "-rdm");
