@@ -113,15 +113,9 @@ uint64_t ChildId(uint64_t parent, uint64_t epoch, const std::vector<int>& member
   return h ^ (h >> 29);
 }
 
-}  // namespace
-
-Result<std::unique_ptr<Communicator>> Shrink(Communicator& parent,
-                                             const std::vector<int>& exclude,
-                                             bool abort_parent) {
-  const int rank = parent.rank();
-  const int size = parent.size();
-  const std::string what = fmt::format("rank {}: weftCommShrink", rank);
-
+// `exclude` sorted; InvalidArgument for a rank out of range, one listed twice, or all.
+Result<std::vector<int>> SortedExcludeList(const std::vector<int>& exclude, int size,
+                                           const std::string& what) {
   std::vector<int> listed = exclude;
   std::sort(listed.begin(), listed.end());
   for (int r : listed)
@@ -135,6 +129,19 @@ Result<std::unique_ptr<Communicator>> Shrink(Communicator& parent,
   if (static_cast<int>(listed.size()) == size)
     return InvalidArgument(fmt::format(
         "{}: the exclude list names all {} ranks: no communicator would remain", what, size));
+  return listed;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Communicator>> Shrink(Communicator& parent,
+                                             const std::vector<int>& exclude,
+                                             bool abort_parent) {
+  const int rank = parent.rank();
+  const int size = parent.size();
+  const std::string what = fmt::format("rank {}: weftCommShrink", rank);
+
+  WEFT_ASSIGN_OR_RETURN(const std::vector<int> listed, SortedExcludeList(exclude, size, what));
   // Counted here, so that a listed rank that calls anyway stays in step with the others
   // for later shrinks of this communicator.
   const uint64_t epoch = parent.NextShrinkEpoch();

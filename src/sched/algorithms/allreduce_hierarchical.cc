@@ -108,6 +108,21 @@ void RailHalvingDoubling(Builder& b, const Slice& own, int num_hosts, int hp,
   }
 }
 
+// 0. Folds the extras' inputs into the output, one per round; where this rank's
+// contribution lives afterwards (the input when there are none).
+Buf FoldExtras(Builder& b, const std::vector<int>& extras, size_t count) {
+  Buf base = Buf::kInput;
+  if (!extras.empty()) b.NeedScratch(count);
+  for (int e : extras) {
+    b.NewRound();
+    b.Recv(e, Scratch(0, count));
+    b.Copy(Out(0, count), Slice{base, 0, count});
+    b.Reduce(Out(0, count), Scratch(0, count));
+    base = Buf::kOutput;
+  }
+  return base;
+}
+
 Schedule BuildHierarchical(const CollectiveSpec& spec, RailExchange rail) {
   Builder b;
   const size_t count = spec.count;
@@ -136,18 +151,9 @@ Schedule BuildHierarchical(const CollectiveSpec& spec, RailExchange rail) {
   std::vector<int> extras;
   for (int j = li + m; j < static_cast<int>(mine.size()); j += m) extras.push_back(mine[j]);
 
-  // Where this rank's contribution lives: the input, or the output once extras are in.
-  Buf base = Buf::kInput;
   b.NeedScratch(ChunkSize(count, m, 0));
-  // 0. Fold the extras in, one per round.
-  if (!extras.empty()) b.NeedScratch(count);
-  for (int e : extras) {
-    b.NewRound();
-    b.Recv(e, Scratch(0, count));
-    b.Copy(Out(0, count), Slice{base, 0, count});
-    b.Reduce(Out(0, count), Scratch(0, count));
-    base = Buf::kOutput;
-  }
+  // Where this rank's contribution lives: the input, or the output once extras are in.
+  const Buf base = FoldExtras(b, extras, count);
 
   // 1. Reduce-scatter around the host's actives.
   auto chunk = [&](Buf buf, int c) {

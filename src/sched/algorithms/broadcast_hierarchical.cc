@@ -66,6 +66,44 @@ size_t HierarchicalBroadcastSegments(size_t chunk, int num_hosts) {
   return std::min(chunk, std::max(static_cast<size_t>(num_hosts), by_size));
 }
 
+// Phase 2 for position `q` of `num_hosts` on one rail: `own` from the root's host to
+// every other, by a binomial tree (small chunks) or a pipelined chain.
+template <typename RailRank>
+void BroadcastAlongRail(Builder& b, const Slice& own, int q, int num_hosts, RailRank rail_rank) {
+  const size_t segs = HierarchicalBroadcastSegments(own.count, num_hosts);
+  if (num_hosts > 1 && own.count > 0 && segs == 1) {
+    // Binomial tree over positions: receive from q minus its lowest bit, then send to
+    // q + mask for the masks below it, farthest first.
+    int mask = CeilPow2(num_hosts);
+    if (q > 0) {
+      mask = LowBit(q);
+      b.NewRound();
+      b.Recv(rail_rank(q - mask), own);
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1) {
+      if (q + mask < num_hosts) {
+        b.NewRound();
+        b.Send(rail_rank(q + mask), own);
+      }
+    }
+  } else if (num_hosts > 1 && own.count > 0) {
+    // Pipelined chain: in round t position q receives segment t - q + 1 and forwards
+    // segment t - q.
+    const int n = static_cast<int>(segs);
+    auto seg = [&](long long j) {
+      const int i = static_cast<int>(j);
+      return Sub(own, ChunkOffset(own.count, n, i), ChunkSize(own.count, n, i));
+    };
+    for (long long t = 0; t < static_cast<long long>(n) + num_hosts - 2; ++t) {
+      const long long recv_j = t - q + 1;
+      const long long send_j = t - q;
+      b.NewRound();
+      if (q > 0 && recv_j >= 0 && recv_j < n) b.Recv(rail_rank(q - 1), seg(recv_j));
+      if (q < num_hosts - 1 && send_j >= 0 && send_j < n) b.Send(rail_rank(q + 1), seg(send_j));
+    }
+  }
+}
+
 }  // namespace
 
 Schedule BuildBroadcastHierarchical(const CollectiveSpec& spec) {
@@ -113,38 +151,7 @@ Schedule BuildBroadcastHierarchical(const CollectiveSpec& spec) {
   const Slice own = chunk(li);
   const int q = RingPeer(hp, num_hosts, -root_host);
   auto rail_rank = [&](int pos) { return roles[RingPeer(pos, num_hosts, root_host)].active[li]; };
-  const size_t segs = HierarchicalBroadcastSegments(own.count, num_hosts);
-  if (num_hosts > 1 && own.count > 0 && segs == 1) {
-    // Binomial tree over positions: receive from q minus its lowest bit, then send to
-    // q + mask for the masks below it, farthest first.
-    int mask = CeilPow2(num_hosts);
-    if (q > 0) {
-      mask = LowBit(q);
-      b.NewRound();
-      b.Recv(rail_rank(q - mask), own);
-    }
-    for (mask >>= 1; mask > 0; mask >>= 1) {
-      if (q + mask < num_hosts) {
-        b.NewRound();
-        b.Send(rail_rank(q + mask), own);
-      }
-    }
-  } else if (num_hosts > 1 && own.count > 0) {
-    // Pipelined chain: in round t position q receives segment t - q + 1 and forwards
-    // segment t - q.
-    const int n = static_cast<int>(segs);
-    auto seg = [&](long long j) {
-      const int i = static_cast<int>(j);
-      return Sub(own, ChunkOffset(own.count, n, i), ChunkSize(own.count, n, i));
-    };
-    for (long long t = 0; t < static_cast<long long>(n) + num_hosts - 2; ++t) {
-      const long long recv_j = t - q + 1;
-      const long long send_j = t - q;
-      b.NewRound();
-      if (q > 0 && recv_j >= 0 && recv_j < n) b.Recv(rail_rank(q - 1), seg(recv_j));
-      if (q < num_hosts - 1 && send_j >= 0 && send_j < n) b.Send(rail_rank(q + 1), seg(send_j));
-    }
-  }
+  BroadcastAlongRail(b, own, q, num_hosts, rail_rank);
 
   // 3. Ring allgather of the chunks around the host's actives.
   const int next = mine.active[RingPeer(li, m, 1)];
