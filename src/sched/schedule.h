@@ -2,7 +2,7 @@
 //
 // An algorithm is a pure function (CollectiveSpec -> Schedule) with no I/O, clocks or
 // threads. The executor runs a schedule over transports; the in-memory interpreter
-// (sched/interpreter.h) runs the schedules of all ranks together for tests; the
+// (tests/unit/sched/interpreter.h) runs the schedules of all ranks together in the tests; the
 // simulator replays them against a network model.
 //
 // A schedule is a list of rounds. In a round, every kSend and kRecv is in flight at

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "harness.h"
-#include "sched/interpreter.h"
+#include "interpreter.h"
 #include "sched/registry.h"
 
 namespace weft::sched::testing {

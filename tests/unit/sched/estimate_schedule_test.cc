@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "sched/cost_model.h"
-#include "sched/interpreter.h"
+#include "interpreter.h"
 #include "sched/registry.h"
 
 namespace weft::sched {

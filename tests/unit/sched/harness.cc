@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "sched/interpreter.h"
+#include "interpreter.h"
 
 namespace weft::sched::testing {
 namespace {

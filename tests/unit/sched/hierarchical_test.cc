@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "harness.h"
-#include "sched/interpreter.h"
+#include "interpreter.h"
 #include "sched/registry.h"
 
 namespace weft::sched::testing {

@@ -1,6 +1,6 @@
 // The interpreter must reject broken schedules with a message that says what is wrong,
 // or the algorithm sweep would prove nothing.
-#include "sched/interpreter.h"
+#include "interpreter.h"
 
 #include <gtest/gtest.h>
 

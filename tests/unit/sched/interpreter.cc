@@ -1,4 +1,4 @@
-#include "sched/interpreter.h"
+#include "interpreter.h"
 
 #include <fmt/format.h>
 
