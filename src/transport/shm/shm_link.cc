@@ -95,6 +95,16 @@ bool ShmLink::ProgressSends() {
   return moved;
 }
 
+Status ShmLink::CmaReadFailed(const Status& st, uint64_t bytes) const {
+  // A peer that failed may have freed the buffer it advertised as soon as its call
+  // returned; it closed its end before that, so its cause, not a bad address or a
+  // vanished process, is the error to report.
+  Status closed = PeerClosedError();
+  if (!closed.ok()) return closed;
+  return st.WithContext(fmt::format("rank {} reading {} bytes from rank {} (shm single-copy)",
+                                    self_, bytes, peer_));
+}
+
 Result<bool> ShmLink::ProgressRecvs() {
   bool moved = false;
   constexpr uint64_t kHdr = sizeof(WireHeader);
@@ -141,15 +151,7 @@ Result<bool> ShmLink::ProgressRecvs() {
       const uint64_t piece = op->incremental ? std::min(left, kIncrementalPieceBytes) : left;
       Status st = CmaRead(segment_->peer_info().pid.load(), cma_addr_in_ + op->landed,
                           static_cast<uint8_t*>(op->data) + op->landed, piece);
-      if (!st.ok()) {
-        // A peer that failed may have freed the buffer it advertised as soon as its call
-        // returned; it closed its end before that, so its cause, not a bad address or a
-        // vanished process, is the error to report.
-        Status closed = PeerClosedError();
-        if (!closed.ok()) return closed;
-        return st.WithContext(fmt::format("rank {} reading {} bytes from rank {} (shm single-copy)",
-                                          self_, bytes, peer_));
-      }
+      if (!st.ok()) return CmaReadFailed(st, bytes);
       op->landed += piece;
       moved = true;
       if (op->landed < bytes) break;  // the consumer takes this piece first

@@ -74,6 +74,8 @@ class ShmLink final : public Link {
   bool SingleCopy(uint64_t bytes) const { return cma_threshold_ > 0 && bytes >= cma_threshold_; }
   // The peer's failure (its abort text) once it has closed its end; Ok while it has not.
   Status PeerClosedError() const;
+  // A failed single-copy read of `bytes`: the peer's own cause when it has closed.
+  Status CmaReadFailed(const Status& st, uint64_t bytes) const;
   Status ProtocolError(Ring::SlotKind kind, uint64_t bytes) const;
   // Called when nothing moved: fails if the peer closed its end or its process died.
   Status CheckPeer();
