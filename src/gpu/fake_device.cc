@@ -125,11 +125,25 @@ FakeDevice::FakeDevice(Options options) : options_(options) {
 
 FakeDevice::~FakeDevice() {
   std::vector<FakeStream*> streams;
+  std::map<uintptr_t, Allocation> allocs;
+  std::map<uintptr_t, size_t> pinned;
   {
     MutexLock lock(&mu_);
     streams.swap(default_streams_);
   }
-  for (FakeStream* s : streams) delete s;
+  for (FakeStream* s : streams) delete s;  // their work done first
+  {
+    MutexLock lock(&mu_);
+    allocs.swap(allocs_);
+    pinned.swap(pinned_);
+  }
+  // What is still allocated goes with the device, as a process's memory with its context.
+  for (auto& [base, a] : allocs) {
+    munmap(reinterpret_cast<void*>(base), a.bytes);
+    munmap(a.shadow, a.bytes);
+    close(a.fd);
+  }
+  for (auto& [p, bytes] : pinned) std::free(reinterpret_cast<void*>(p));
 }
 
 void FakeDevice::Log(const char* call) {
