@@ -324,8 +324,7 @@ Status FakeDevice::RecordEvent(Event event, Stream stream) {
   const uint64_t gen = e->recorded.fetch_add(1) + 1;
   StreamFor(stream)->Enqueue([e, gen] {
     uint64_t seen = e->completed.load();
-    while (seen < gen && !e->completed.compare_exchange_weak(seen, gen)) {
-    }
+    while (seen < gen && !e->completed.compare_exchange_weak(seen, gen)) continue;
   });
   return Status::Ok();
 }
