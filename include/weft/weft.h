@@ -133,6 +133,23 @@ WEFT_API weftResult_t weftCommUserRank(const weftComm_t comm, int* rank);
  * chose; point-to-point calls leave it unchanged. */
 WEFT_API weftResult_t weftCommGetLastAlgorithm(const weftComm_t comm, const char** name);
 
+/* Shared buffers (docs/TRANSPORTS.md, "Registered buffers"). weftMemAlloc returns `size`
+ * zero-filled bytes that the other processes of this host can map: a sealed memfd (mode
+ * 0600, F_SEAL_SHRINK so no process can shrink it under another's mapping). weftMemFree
+ * frees it. Errors: weftInvalidArgument for size 0, a NULL pointer, a pointer weftMemAlloc
+ * did not return, or one already freed; weftSystemError when the kernel refuses. */
+WEFT_API weftResult_t weftMemAlloc(void** ptr, size_t size);
+WEFT_API weftResult_t weftMemFree(void* ptr);
+/* Registers [buff, buff + size) with `comm` (NCCL's ncclCommRegister): host memory
+ * inside a weftMemAlloc buffer. The handle names the registration until
+ * weftCommDeregister (or weftCommDestroy) releases it; it does not free the memory.
+ * Errors: weftInvalidArgument for a NULL buffer or handle pointer, size 0, memory not
+ * from weftMemAlloc, a range that overlaps one already registered on `comm`, or (at
+ * deregistration) a handle not registered on `comm`. */
+WEFT_API weftResult_t weftCommRegister(const weftComm_t comm, void* buff, size_t size,
+                                       void** handle);
+WEFT_API weftResult_t weftCommDeregister(const weftComm_t comm, void* handle);
+
 /* --- Collectives (blocking) --------------------------------------------------- */
 WEFT_API weftResult_t weftAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                     weftDataType_t datatype, weftRedOp_t op, weftComm_t comm);

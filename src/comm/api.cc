@@ -10,8 +10,10 @@
 
 #include "comm/communicator.h"
 #include "comm/init.h"
+#include "comm/registry.h"
 #include "comm/shrink.h"
 #include "gpu/runtime.h"
+#include "transport/shm/shared_buffer.h"
 #include "weft/weft.h"
 
 struct weftComm {
@@ -19,6 +21,7 @@ struct weftComm {
   // handle and what the communicator owns) can still report its error.
   std::shared_ptr<weft::comm::Communicator> impl;
   std::atomic<int> calls{0};  // API calls inside this handle (weftCommAbort waits for them)
+  weft::comm::Registry registry{};  // weftCommRegister's buffers, released with the handle
 };
 
 struct weftRequest {
@@ -243,6 +246,38 @@ weftResult_t weftCommCount(const weftComm_t comm, int* count) {
   if (count == nullptr) return Report(comm, weft::InvalidArgument("count is NULL"));
   *count = comm->impl->size();
   return weftSuccess;
+}
+
+weftResult_t weftMemAlloc(void** ptr, size_t size) {
+  if (ptr == nullptr) return Report(nullptr, weft::InvalidArgument("weftMemAlloc: ptr is NULL"));
+  *ptr = nullptr;
+  auto r = weft::transport::shm::SharedAlloc(size);
+  if (!r.ok()) return Report(nullptr, r.status());
+  *ptr = r.value();
+  return weftSuccess;
+}
+
+weftResult_t weftMemFree(void* ptr) {
+  return Report(nullptr, weft::transport::shm::SharedFree(ptr));
+}
+
+weftResult_t weftCommRegister(const weftComm_t comm, void* buff, size_t size, void** handle) {
+  if (comm == nullptr) return NoComm();
+  std::string rank = "rank " + std::to_string(comm->impl->rank());
+  if (handle == nullptr)
+    return Report(comm, weft::InvalidArgument(rank + ": weftCommRegister: handle is NULL"));
+  *handle = nullptr;
+  auto r = comm->registry.Register(buff, size);
+  if (!r.ok()) return Report(comm, r.status().WithContext(rank));
+  *handle = reinterpret_cast<void*>(static_cast<uintptr_t>(r.value()));
+  return weftSuccess;
+}
+
+weftResult_t weftCommDeregister(const weftComm_t comm, void* handle) {
+  if (comm == nullptr) return NoComm();
+  uint64_t id = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(handle));
+  return Report(comm, comm->registry.Deregister(id).WithContext(
+                          "rank " + std::to_string(comm->impl->rank())));
 }
 
 weftResult_t weftCommUserRank(const weftComm_t comm, int* rank) {
