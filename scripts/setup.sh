@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(cmake g++ make pkg-config libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-      libcli11-dev nlohmann-json3-dev libfabric-dev librsvg2-dev fonts-dejavu-core
+      libssl-dev libcli11-dev nlohmann-json3-dev libfabric-dev librsvg2-dev fonts-dejavu-core
       iproute2 procps python3)
 missing=()
 for p in "${PKGS[@]}"; do

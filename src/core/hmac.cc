@@ -1,50 +1,39 @@
 #include "core/hmac.h"
 
-#include <cstring>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 namespace weft {
 
-HmacSha256Builder::HmacSha256Builder(std::string_view key) {
-  // Keys longer than a block are hashed first; shorter ones are zero-padded.
-  uint8_t k[Sha256::kBlockBytes] = {};
-  if (key.size() > Sha256::kBlockBytes) {
-    Digest256 d = Sha256Of(key);
-    std::memcpy(k, d.data(), d.size());
-  } else {
-    std::memcpy(k, key.data(), key.size());
-  }
-  uint8_t inner_key[Sha256::kBlockBytes];
-  for (size_t i = 0; i < Sha256::kBlockBytes; ++i) {
-    inner_key[i] = k[i] ^ 0x36;
-    outer_key_[i] = k[i] ^ 0x5c;
-  }
-  inner_.Update(inner_key, sizeof(inner_key));
-}
-
-HmacSha256Builder& HmacSha256Builder::Update(std::string_view piece) {
-  inner_.Update(piece);
-  return *this;
-}
-
-Digest256 HmacSha256Builder::Final() {
-  Digest256 inner = inner_.Final();
-  Sha256 outer;
-  outer.Update(outer_key_, sizeof(outer_key_));
-  outer.Update(inner.data(), inner.size());
-  return outer.Final();
-}
-
 Digest256 HmacSha256(std::string_view key, std::string_view message) {
-  return HmacSha256Builder(key).Update(message).Final();
+  Digest256 out{};
+  unsigned int len = 0;
+  // A zero-length key is legal HMAC; libcrypto wants a non-null pointer for it.
+  static const unsigned char kEmpty = 0;
+  const void* k = key.empty() ? static_cast<const void*>(&kEmpty) : key.data();
+  const unsigned char* m = reinterpret_cast<const unsigned char*>(message.data());
+  if (message.empty()) m = &kEmpty;
+  if (HMAC(EVP_sha256(), k, static_cast<int>(key.size()), m, message.size(), out.data(),
+           &len) == nullptr ||
+      len != out.size()) {
+    // libcrypto's built-in SHA-256 fails only when it cannot allocate or its
+    // configuration (OPENSSL_CONF) disables the default provider. Going on would
+    // authenticate with a MAC that is not one, so this stops like an allocation failure.
+    char why[256];
+    ERR_error_string_n(ERR_get_error(), why, sizeof(why));
+    std::fprintf(stderr, "weft: libcrypto HMAC-SHA256 failed: %s\n", why);
+    std::abort();
+  }
+  return out;
 }
 
 bool ConstantTimeEqual(const void* a, const void* b, size_t n) {
-  // volatile keeps the compiler from turning the loop into an early-exit memcmp.
-  const volatile uint8_t* x = static_cast<const volatile uint8_t*>(a);
-  const volatile uint8_t* y = static_cast<const volatile uint8_t*>(b);
-  uint8_t diff = 0;
-  for (size_t i = 0; i < n; ++i) diff |= x[i] ^ y[i];
-  return diff == 0;
+  return n == 0 || CRYPTO_memcmp(a, b, n) == 0;
 }
 
 }  // namespace weft
