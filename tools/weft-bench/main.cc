@@ -76,8 +76,8 @@ int Run(const Options& o) {
         c.reduces ? o.redops : std::vector<weftRedOp_t>{weftSum};
     for (weftDataType_t dtype : o.dtypes) {
       const size_t typesize = Info(dtype).size;
-      Buffers buffers(c, CountForBytes(c, o.max_bytes, typesize, w.nranks), typesize,
-                      w.nranks);
+      Buffers buffers(w, o.shared_mem, c, CountForBytes(c, o.max_bytes, typesize, w.nranks),
+                      typesize);
       for (weftRedOp_t redop : redops) {
         size_t previous = SIZE_MAX;
         for (size_t bytes : sizes) {

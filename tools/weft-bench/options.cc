@@ -74,6 +74,11 @@ ParseOutcome ParseOptions(int argc, char** argv) {
       ->check(CLI::IsMember({0, 1}))->capture_default_str();
   app.add_option("--root", o.root, "root rank of rooted collectives")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
+  std::string mem = "plain";
+  app.add_option("--mem", mem,
+                 "buffers: plain (aligned_alloc) or shared (weftMemAlloc, registered with the "
+                 "communicator)")
+      ->check(CLI::IsMember({"plain", "shared"}))->capture_default_str();
   app.add_option("--json", o.json_path, "write results as JSON to FILE (rank 0)");
 
   try {
@@ -112,6 +117,7 @@ ParseOutcome ParseOptions(int argc, char** argv) {
   o.max_bytes = *ParseSize(maxb);
   if (o.min_bytes > o.max_bytes) return usage("--minbytes is larger than --maxbytes");
   o.check = check != 0;
+  o.shared_mem = mem == "shared";
   return {o, 0};
 }
 

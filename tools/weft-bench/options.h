@@ -21,6 +21,7 @@ struct Options {
   int iters = 20;
   int warmup_iters = 5;
   bool check = true;
+  bool shared_mem = false;                // --mem shared: buffers from weftMemAlloc, registered
   int root = 0;
   std::string json_path;                  // empty: no JSON
   std::vector<std::string> argv;          // for the JSON record

@@ -13,11 +13,16 @@
 namespace weftbench {
 namespace {
 
-void* AllocTouched(size_t bytes) {
+void* AllocTouched(size_t bytes, bool shared) {
   // Page aligned like a real training buffer; aligned_alloc wants a multiple of it.
   constexpr size_t kAlign = 4096;
   const size_t rounded = std::max(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
-  void* p = std::aligned_alloc(kAlign, rounded);
+  void* p = nullptr;
+  if (shared) {
+    if (weftMemAlloc(&p, rounded) != weftSuccess) p = nullptr;
+  } else {
+    p = std::aligned_alloc(kAlign, rounded);
+  }
   if (p == nullptr) {
     std::fprintf(stderr, "weft-bench: cannot allocate %zu bytes\n", rounded);
     std::exit(1);
@@ -87,18 +92,36 @@ ModeResult RunMode(const World& w, const Options& o, const Collective& c, bool i
 
 }  // namespace
 
-Buffers::Buffers(const Collective& c, size_t max_count, size_t typesize, int nranks) {
-  const size_t send = c.send_elems(max_count, nranks) * typesize;
-  const size_t recv = c.recv_elems(max_count, nranks) * typesize;
-  send_ = AllocTouched(send);
-  recv_ = AllocTouched(recv);
-  in_place_ = AllocTouched(std::max(send, recv));
+Buffers::Buffers(const World& w, bool shared, const Collective& c, size_t max_count,
+                 size_t typesize) {
+  const size_t send = c.send_elems(max_count, w.nranks) * typesize;
+  const size_t recv = c.recv_elems(max_count, w.nranks) * typesize;
+  send_ = AllocTouched(send, shared);
+  recv_ = AllocTouched(recv, shared);
+  in_place_ = AllocTouched(std::max(send, recv), shared);
+  if (!shared) return;
+  comm_ = w.comm;
+  const size_t sizes[3] = {send, recv, std::max(send, recv)};
+  void* ptrs[3] = {send_, recv_, in_place_};
+  for (int i = 0; i < 3; ++i) {
+    if (weftCommRegister(comm_, ptrs[i], std::max<size_t>(sizes[i], 1), &handles_[i]) !=
+        weftSuccess) {
+      std::fprintf(stderr, "weft-bench: %s\n", weftGetLastError(comm_));
+      std::exit(1);
+    }
+  }
 }
 
 Buffers::~Buffers() {
-  std::free(send_);
-  std::free(recv_);
-  std::free(in_place_);
+  void* ptrs[3] = {send_, recv_, in_place_};
+  for (int i = 0; i < 3; ++i) {
+    if (comm_ != nullptr) {
+      (void)weftCommDeregister(comm_, handles_[i]);
+      (void)weftMemFree(ptrs[i]);
+    } else {
+      std::free(ptrs[i]);
+    }
+  }
 }
 
 Row MeasureSize(const World& w, const Options& o, const Collective& c, weftDataType_t dtype,

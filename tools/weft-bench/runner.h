@@ -23,7 +23,8 @@ struct World {
 // page-faulted before any timing.
 class Buffers {
  public:
-  Buffers(const Collective& c, size_t max_count, size_t typesize, int nranks);
+  // shared: allocated with weftMemAlloc and registered with w.comm (--mem shared).
+  Buffers(const World& w, bool shared, const Collective& c, size_t max_count, size_t typesize);
   ~Buffers();
   Buffers(const Buffers&) = delete;
   Buffers& operator=(const Buffers&) = delete;
@@ -35,6 +36,8 @@ class Buffers {
   void* send_ = nullptr;
   void* recv_ = nullptr;
   void* in_place_ = nullptr;
+  weftComm_t comm_ = nullptr;     // set when shared
+  void* handles_[3] = {};         // registrations of send_, recv_, in_place_
 };
 
 Row MeasureSize(const World& w, const Options& o, const Collective& c, weftDataType_t dtype,
