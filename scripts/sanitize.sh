@@ -77,7 +77,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 
 ASAN_LAYERS=(core net bootstrap sched exec transport gpu fake api doctor)
-TSAN_LAYERS=(bootstrap exec transport api)
+TSAN_LAYERS=(bootstrap exec transport api fake)
 case $which in
   asan) run asan address,undefined "${ASAN_LAYERS[@]}" ;;
   tsan) run tsan thread "${TSAN_LAYERS[@]}" ;;

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/tsan_sync.h"
+
 namespace weft::transport::shm {
 
 // head and tail sit on separate cache lines: each is written by one side only, so
@@ -31,8 +33,9 @@ class Ring {
  public:
   Ring() = default;
   // REQUIRES: size is a power of two; data has `size` bytes.
-  Ring(RingControl* ctl, uint8_t* data, uint64_t size)
-      : ctl_(ctl), data_(data), size_(size), mask_(size - 1) {}
+  // `tsan_key`: both ends' shared key (core/tsan_sync.h), or nullptr.
+  Ring(RingControl* ctl, uint8_t* data, uint64_t size, void* tsan_key = nullptr)
+      : ctl_(ctl), data_(data), size_(size), mask_(size - 1), tsan_key_(tsan_key) {}
 
   // Producer: copies up to n bytes in, as many as fit. Returns the count copied.
   size_t Write(const void* src, size_t n) {
@@ -40,6 +43,7 @@ class Ring {
     size_t k = std::min<uint64_t>(n, Free(head, n));
     if (k == 0) return 0;
     CopyIn(head, src, k);
+    TsanRelease(tsan_key_);
     ctl_->head.store(head + k, std::memory_order_release);
     return k;
   }
@@ -66,6 +70,7 @@ class Ring {
     // passes tail there is nothing to read.
     if (cached_head_ < tail + max) cached_head_ = ctl_->head.load(std::memory_order_acquire);
     if (cached_head_ <= tail) return 0;
+    TsanAcquire(tsan_key_);
     const size_t k = std::min<uint64_t>(max, cached_head_ - tail) & ~(align - 1);
     if (k == 0) return 0;
     const size_t off = tail & mask_;
@@ -121,6 +126,7 @@ class Ring {
     }
     // The ring is empty, so all of it is free: skipping to its end overwrites nothing.
     Stamp(slot, SlotKind::kRewind);
+    TsanRelease(tsan_key_);
     ctl_->head.store(slot + (size_ - off), std::memory_order_release);
     return true;
   }
@@ -132,6 +138,7 @@ class Ring {
     const uint64_t stamp =
         std::atomic_ref<uint64_t>(*StampAt(slot)).load(std::memory_order_acquire);
     if ((stamp >> 2) != slots_read_ + 1) return SlotKind::kNone;
+    TsanAcquire(tsan_key_);
     return static_cast<SlotKind>(stamp & 3);
   }
 
@@ -156,6 +163,7 @@ class Ring {
   // Consumer: bytes available to read now.
   size_t Readable() {
     cached_head_ = ctl_->head.load(std::memory_order_acquire);
+    TsanAcquire(tsan_key_);
     const uint64_t tail = ctl_->tail.load(std::memory_order_relaxed);
     return cached_head_ > tail ? cached_head_ - tail : 0;  // head may lag (see Read)
   }
@@ -190,6 +198,7 @@ class Ring {
   // consumer that loads the stamp with acquire).
   void Stamp(uint64_t slot, SlotKind kind) {
     ++slots_written_;
+    TsanRelease(tsan_key_);
     std::atomic_ref<uint64_t>(*StampAt(slot))
         .store(slots_written_ << 2 | static_cast<uint64_t>(kind), std::memory_order_release);
   }
@@ -218,6 +227,7 @@ class Ring {
   uint64_t cached_head_ = 0;    // consumer's last view of head
   uint64_t slots_written_ = 0;  // producer: slots stamped so far
   uint64_t slots_read_ = 0;     // consumer: slots consumed so far
+  void* tsan_key_ = nullptr;    // TSan builds: ties this view to the other end's
 };
 
 }  // namespace weft::transport::shm

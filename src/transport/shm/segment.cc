@@ -16,6 +16,7 @@
 
 #include "core/env.h"
 #include "core/log.h"
+#include "core/tsan_sync.h"
 #include "transport/shm/cma.h"
 
 namespace weft::transport::shm {
@@ -199,7 +200,9 @@ Segment::~Segment() {
 
 Ring Segment::MakeRing(int writer) const {
   uint8_t* data = static_cast<uint8_t*>(base_) + DataOffset() + writer * header_->ring_bytes;
-  return Ring(&header_->ring[writer], data, header_->ring_bytes);
+  // Both ends name the segment alike, so TSan sees one channel per direction.
+  return Ring(&header_->ring[writer], data, header_->ring_bytes,
+              TsanSyncKey(fmt::format("{}/{}", name_, writer)));
 }
 
 Result<std::unique_ptr<Segment>> Segment::Create(uint64_t comm_id, int self, int peer,
