@@ -45,6 +45,11 @@ std::pair<size_t, size_t> SliceOf(size_t count, int n, int r, size_t esize) {
 // kernel per rank and skips the allgather phase: fewer host rounds, more reads.
 constexpr size_t kOneShotMaxBytes = 256 * 1024;
 
+// Staged calls of at least two of these go in overlapping chunks (comm/staged_pipeline.h).
+// 4 MiB keeps a chunk's host collective past its fixed costs (tens of microseconds) while a
+// 64 MiB call still has 16 chunks to overlap.
+constexpr long long kStageChunkBytes = 4 << 20;
+
 }  // namespace
 
 Result<std::unique_ptr<DevicePath>> DevicePath::Create(int device, Host host) {
@@ -53,6 +58,11 @@ Result<std::unique_ptr<DevicePath>> DevicePath::Create(int device, Host host) {
   if (p->mode_ != "auto" && p->mode_ != "direct" && p->mode_ != "staged")
     return InvalidArgument(
         fmt::format("WEFT_CUDA_PATH='{}': expected auto, direct or staged", p->mode_));
+  WEFT_ASSIGN_OR_RETURN(long long chunk, GetEnvInt("WEFT_CUDA_STAGE_CHUNK", kStageChunkBytes));
+  if (chunk < 0 || (chunk > 0 && chunk < 4096))
+    return InvalidArgument(fmt::format(
+        "WEFT_CUDA_STAGE_CHUNK={}: expected 0 (unchunked) or at least 4096 bytes", chunk));
+  p->stage_chunk_bytes_ = static_cast<size_t>(chunk);
   // Created on `device`, leaving the caller's current device as it was.
   const int previous = gpu::CurrentDevice();
   WEFT_RETURN_IF_ERROR(gpu::SetDevice(device));
@@ -273,6 +283,9 @@ Status DevicePath::RunStaged(const Call& call, uint64_t seq, const Deadline& dea
     WEFT_ASSIGN_OR_RETURN(void* p, staged_.Reserve(std::max<size_t>(l.region_bytes, 64)));
     region = static_cast<char*>(p);
   }
+  auto execute = [&](const Call& c) { return host_.execute(c, seq); };
+  if (const size_t chunk = StagedPipeline::ChunkBytesFor(call, stage_chunk_bytes_); chunk > 0)
+    return pipeline_.Run(call, l, region, chunk, deadline, execute);
   if (l.in_dev) {
     WEFT_RETURN_IF_ERROR(gpu::CopyAsync(region + l.in_offset, call.send, l.in_bytes, stream_));
     WEFT_RETURN_IF_ERROR(gpu::SyncStream(stream_, deadline));

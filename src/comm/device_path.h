@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "comm/call.h"
+#include "comm/staged_pipeline.h"
 #include "comm/stream_staging.h"
 #include "core/deadline.h"
 #include "core/status.h"
@@ -91,6 +92,8 @@ class DevicePath {
   gpu::IpcCache ipc_;
   gpu::DeviceBuffer scratch_;
   gpu::PinnedBuffer staged_;  // the worker's staging (RunStaged)
+  StagedPipeline pipeline_;   // RunStaged's chunks, for calls large enough
+  size_t stage_chunk_bytes_ = 0;  // WEFT_CUDA_STAGE_CHUNK; 0: unchunked
   StreamStaging staging_;      // the calling thread's (StagesOnStream)
   std::optional<bool> direct_capable_;  // decided collectively at the first direct try
   const char* last_path_ = "none";

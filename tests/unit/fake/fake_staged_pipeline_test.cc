@@ -1,0 +1,112 @@
+// The staged path in overlapping chunks (comm/staged_pipeline.h) on the CPU fake: results
+// of the chunked collectives at 2, 4 and 9 thread ranks, in place and out of place, a
+// partial last chunk, and the setting's bad values. Its overlap is measured by
+// bench/fake_gpu_bench.cc, not timed here. Proven on a CPU only.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../api/harness.h"
+#include "gpu/fake_device.h"
+#include "weft/weft.h"
+
+namespace weft::gpu {
+namespace {
+
+[[maybe_unused]] const int kFakeOn = (setenv("WEFT_FAKE_DEVICE", "1", 1), 0);
+
+using weft::testing::RunRanks;
+using weft::testing::ScopedEnv;
+
+FakeDevice& Fake() { return *ActiveFake(); }
+
+int32_t* DeviceInts(const std::vector<int32_t>& values) {
+  auto p = Fake().AllocDevice(values.size() * sizeof(int32_t));
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(Fake().Write(p.value(), values.data(), values.size() * sizeof(int32_t)).ok());
+  return static_cast<int32_t*>(p.value());
+}
+std::vector<int32_t> HostInts(const int32_t* d, size_t n) {
+  std::vector<int32_t> v(n);
+  EXPECT_TRUE(Fake().Read(v.data(), d, n * sizeof(int32_t)).ok());
+  return v;
+}
+int32_t Value(int rank, size_t i) { return (rank + 1) * 1000 + static_cast<int32_t>(i % 997); }
+
+// 4096-byte chunks: 10007 int32 are 9 whole chunks and a partial tenth.
+constexpr size_t kCount = 10007;
+
+class FakeStagedPipeline : public ::testing::TestWithParam<int> {};
+
+TEST_P(FakeStagedPipeline, ChunkedAllReduceBroadcastAndReduceAreRight) {
+  const int n = GetParam();
+  ASSERT_NE(ActiveFake(), nullptr);
+  ScopedEnv path("WEFT_CUDA_PATH", "staged");
+  ScopedEnv chunk("WEFT_CUDA_STAGE_CHUNK", "4096");
+  (void)Fake().TakeLog();
+  RunRanks(n, [&](int rank, weftComm_t comm) {
+    std::vector<int32_t> mine(kCount), sum(kCount, 0);
+    for (size_t i = 0; i < kCount; ++i) {
+      mine[i] = Value(rank, i);
+      for (int r = 0; r < n; ++r) sum[i] += Value(r, i);
+    }
+    int32_t* in = DeviceInts(mine);
+    int32_t* out = DeviceInts(std::vector<int32_t>(kCount, -1));
+    ASSERT_EQ(weftAllReduce(in, out, kCount, weftInt32, weftSum, comm), weftSuccess)
+        << weftGetLastError(comm);
+    EXPECT_EQ(HostInts(out, kCount), sum) << "rank " << rank << ": allreduce out of place";
+    ASSERT_EQ(weftAllReduce(in, in, kCount, weftInt32, weftSum, comm), weftSuccess)
+        << weftGetLastError(comm);
+    EXPECT_EQ(HostInts(in, kCount), sum) << "rank " << rank << ": allreduce in place";
+
+    // Broadcast in place from rank 1: every rank ends with rank 1's values.
+    ASSERT_TRUE(Fake().Write(in, mine.data(), kCount * sizeof(int32_t)).ok());
+    ASSERT_EQ(weftBroadcast(in, in, kCount, weftInt32, 1, comm), weftSuccess)
+        << weftGetLastError(comm);
+    std::vector<int32_t> from1(kCount);
+    for (size_t i = 0; i < kCount; ++i) from1[i] = Value(1, i);
+    EXPECT_EQ(HostInts(in, kCount), from1) << "rank " << rank << ": broadcast";
+
+    // Reduce out of place to the last rank (past the first batch of 8 at 9 ranks).
+    ASSERT_TRUE(Fake().Write(in, mine.data(), kCount * sizeof(int32_t)).ok());
+    ASSERT_TRUE(Fake().Write(out, std::vector<int32_t>(kCount, -1).data(),
+                             kCount * sizeof(int32_t)).ok());
+    ASSERT_EQ(weftReduce(in, out, kCount, weftInt32, weftSum, n - 1, comm), weftSuccess)
+        << weftGetLastError(comm);
+    if (rank == n - 1) {
+      EXPECT_EQ(HostInts(out, kCount), sum) << "reduce at the root";
+    }
+    Fake().FreeDevice(in);
+    Fake().FreeDevice(out);
+  });
+  // Chunked, not one copy each way: each rank's copies down record an event per chunk
+  // (10 per call; three calls copy down on every rank, the broadcast on rank 1 only),
+  // besides the one every call records on the caller's stream for its gate.
+  size_t events = 0;
+  for (const auto& e : Fake().TakeLog()) events += e.call == "RecordEvent";
+  EXPECT_EQ(events, static_cast<size_t>(10 * (3 * n + 1) + 4 * n));
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, FakeStagedPipeline, ::testing::Values(2, 4, 9));
+
+TEST(FakeStagedPipelineSetting, BadValuesAreRefusedByName) {
+  ASSERT_NE(ActiveFake(), nullptr);
+  ScopedEnv path("WEFT_CUDA_PATH", "staged");
+  for (const char* bad : {"100", "-1", "4k"}) {
+    ScopedEnv chunk("WEFT_CUDA_STAGE_CHUNK", bad);
+    RunRanks(2, [&](int rank, weftComm_t comm) {
+      int32_t* buf = DeviceInts(std::vector<int32_t>(16, rank));
+      EXPECT_NE(weftAllReduce(buf, buf, 16, weftInt32, weftSum, comm), weftSuccess);
+      EXPECT_NE(std::string(weftGetLastError(comm)).find("WEFT_CUDA_STAGE_CHUNK"),
+                std::string::npos)
+          << bad << ": " << weftGetLastError(comm);
+      Fake().FreeDevice(buf);
+    });
+  }
+}
+
+}  // namespace
+}  // namespace weft::gpu
