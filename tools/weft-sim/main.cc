@@ -4,6 +4,7 @@
 
 #include "catalog_cmd.h"
 #include "collective_cmd.h"
+#include "nccl_cmd.h"
 #include "scale_cmd.h"
 #include "train_cmd.h"
 #include "validate_cmd.h"
@@ -23,6 +24,8 @@ int main(int argc, char** argv) {
   CLI::App* validate_cmd = AddValidateCommand(&app, &validate);
   ScaleOptions scale;
   CLI::App* scale_cmd = AddScaleCommand(&app, &scale);
+  NcclValidateOptions nccl_validate;
+  CLI::App* nccl_validate_cmd = AddNcclValidateCommand(&app, &nccl_validate);
   CLI11_PARSE(app, argc, argv);
   if (collective_cmd->parsed()) return RunCollective(collective);
   if (catalog_cmd->parsed()) return RunCatalog(catalog);
@@ -30,5 +33,6 @@ int main(int argc, char** argv) {
   if (train_cmd->parsed()) return RunTrain(train);
   if (compare_cmd->parsed()) return RunCompare(compare);
   if (scale_cmd->parsed()) return RunScale(scale);
+  if (nccl_validate_cmd->parsed()) return RunNcclValidate(nccl_validate);
   return 2;
 }
