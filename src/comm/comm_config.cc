@@ -2,13 +2,20 @@
 
 #include "bootstrap/launcher_env.h"
 #include "comm/detect_links.h"
+#include "comm/flight_recorder.h"
 #include "core/env.h"
+#include "core/log.h"
 #include "sched/planner.h"
 
 namespace weft::comm {
 
 Result<CommConfig> CommConfig::FromEnv() {
   CommConfig c;
+  // Read elsewhere (the logger, the recorder, the device layer) where no error can be
+  // returned; checked here so a malformed value fails init with its name.
+  WEFT_RETURN_IF_ERROR(CheckLogLevelEnv());
+  WEFT_RETURN_IF_ERROR(FlightRecorder::EntriesFromEnv().status());
+  WEFT_RETURN_IF_ERROR(GetEnvChoice("WEFT_CUDA", "1", {"0", "1"}).status());
   WEFT_ASSIGN_OR_RETURN(c.timeout_s, TimeoutSeconds());
   WEFT_ASSIGN_OR_RETURN(c.mode, transport::TransportModeFromEnv());
   WEFT_ASSIGN_OR_RETURN(

@@ -105,14 +105,19 @@ std::string JsonEscape(std::string_view s) {
 
 FlightRecorder::FlightRecorder(uint64_t comm_id, int rank, int size)
     : comm_id_(comm_id), rank_(rank), size_(size) {
-  auto entries = GetEnvInt("WEFT_FLIGHT_RECORDER_ENTRIES", 64);
-  long long n = entries.ok() ? entries.value() : 64;
-  n = std::clamp<long long>(n, 1, 100000);
+  // Init has already refused a malformed value (CommConfig::FromEnv); a recorder made
+  // outside a communicator keeps the default rather than fail its constructor.
+  Result<long long> entries = EntriesFromEnv();
+  const long long n = entries.ok() ? entries.value() : 64;
   for (long long i = 0; i < n; ++i) ring_.push_back(std::make_unique<Entry>());
   if (!Dir().empty()) StartSignalDumperOnce();
   Registry& reg = GetRegistry();
   MutexLock lock(&reg.mu);
   reg.live.insert(this);
+}
+
+Result<long long> FlightRecorder::EntriesFromEnv() {
+  return GetEnvIntInRange("WEFT_FLIGHT_RECORDER_ENTRIES", 64, 1, 100000);
 }
 
 FlightRecorder::~FlightRecorder() {

@@ -27,6 +27,8 @@ class FlightRecorder {
  public:
   // WEFT_FLIGHT_RECORDER_ENTRIES (default 64) entries are kept.
   FlightRecorder(uint64_t comm_id, int rank, int size);
+  // WEFT_FLIGHT_RECORDER_ENTRIES (1 to 100000, default 64); checked at communicator init.
+  static Result<long long> EntriesFromEnv();
   ~FlightRecorder();
   FlightRecorder(const FlightRecorder&) = delete;
   FlightRecorder& operator=(const FlightRecorder&) = delete;

@@ -1,7 +1,11 @@
 #include "core/env.h"
 
+#include <strings.h>
+
 #include <cerrno>
 #include <cstdlib>
+
+#include <fmt/format.h>
 
 #include "core/mutex.h"
 
@@ -47,6 +51,33 @@ Result<double> GetEnvDouble(const char* name, double fallback) {
   if (errno != 0 || end == v->c_str() || *end != '\0')
     return InvalidArgument(std::string(name) + "='" + *v + "' is not a number");
   return x;
+}
+
+Result<long long> GetEnvIntInRange(const char* name, long long fallback, long long lo,
+                                   long long hi) {
+  auto v = GetEnv(name);
+  Result<long long> x = GetEnvInt(name, fallback);
+  if (!x.ok() || (x.value() >= lo && x.value() <= hi)) {
+    if (x.ok() || !v) return x;
+    return InvalidArgument(fmt::format("{}='{}' is not an integer (expected {} to {})", name,
+                                       *v, lo, hi));
+  }
+  return InvalidArgument(
+      fmt::format("{}='{}' is out of range (expected {} to {})", name, *v, lo, hi));
+}
+
+Result<std::string> GetEnvChoice(const char* name, std::string_view fallback,
+                                 std::initializer_list<std::string_view> choices) {
+  auto v = GetEnv(name);
+  if (!v) return std::string(fallback);
+  std::string listed;
+  for (std::string_view c : choices) {
+    if (c.size() == v->size() && strncasecmp(c.data(), v->data(), c.size()) == 0)
+      return std::string(c);
+    listed += listed.empty() ? "" : ", ";
+    listed += c;
+  }
+  return InvalidArgument(fmt::format("{}='{}' is not one of {}", name, *v, listed));
 }
 
 Result<double> TimeoutSeconds() {

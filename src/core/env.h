@@ -3,8 +3,10 @@
 // errors (never silently ignored).
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/status.h"
 
@@ -20,6 +22,15 @@ void SetEnvIfUnset(const char* name, const char* value);
 // Parses an integer; InvalidArgument naming the variable when malformed.
 Result<long long> GetEnvInt(const char* name, long long fallback);
 Result<double> GetEnvDouble(const char* name, double fallback);
+// An integer in [lo, hi]; InvalidArgument naming the variable, the value and the range
+// otherwise.
+Result<long long> GetEnvIntInRange(const char* name, long long fallback, long long lo,
+                                   long long hi);
+// One of `choices` (compared ignoring ASCII case; returned as spelled in `choices`), or
+// `fallback` when unset; InvalidArgument naming the variable, the value and every choice
+// otherwise.
+Result<std::string> GetEnvChoice(const char* name, std::string_view fallback,
+                                 std::initializer_list<std::string_view> choices);
 
 // WEFT_TIMEOUT in seconds (default 300): the bound on every blocking wait.
 Result<double> TimeoutSeconds();

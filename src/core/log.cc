@@ -13,21 +13,30 @@ namespace weft {
 namespace {
 std::atomic<int> g_rank{-1};
 
-LogLevel ParseLevel() {
-  const std::optional<std::string> env = GetEnv("WEFT_DEBUG");
-  if (!env) return LogLevel::kWarn;
-  const char* v = env->c_str();
-  if (strcasecmp(v, "NONE") == 0) return LogLevel::kNone;
-  if (strcasecmp(v, "INFO") == 0) return LogLevel::kInfo;
-  if (strcasecmp(v, "TRACE") == 0) return LogLevel::kTrace;
+Result<LogLevel> ParseLevel() {
+  WEFT_ASSIGN_OR_RETURN(std::string v,
+                        GetEnvChoice("WEFT_DEBUG", "WARN", {"NONE", "WARN", "INFO", "TRACE"}));
+  if (v == "NONE") return LogLevel::kNone;
+  if (v == "INFO") return LogLevel::kInfo;
+  if (v == "TRACE") return LogLevel::kTrace;
   return LogLevel::kWarn;
+}
+
+// Read once: the level is consulted on every log line, and the environment is fixed by
+// the time the first communicator starts.
+const Result<LogLevel>& ParsedLevel() {
+  static const Result<LogLevel> level = ParseLevel();
+  return level;
 }
 }  // namespace
 
 LogLevel CurrentLogLevel() {
-  static const LogLevel level = ParseLevel();
-  return level;
+  const Result<LogLevel>& level = ParsedLevel();
+  return level.ok() ? level.value() : LogLevel::kWarn;
 }
+
+// Parsed again, not from the cache: init reports the value as it is now.
+Status CheckLogLevelEnv() { return ParseLevel().status(); }
 
 void SetLogRank(int rank) { g_rank.store(rank); }
 

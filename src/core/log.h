@@ -6,11 +6,18 @@
 
 #include <string>
 
+#include "core/status.h"
+
 namespace weft {
 
 enum class LogLevel { kNone = 0, kWarn = 1, kInfo = 2, kTrace = 3 };
 
+// A malformed WEFT_DEBUG logs at WARN here (this runs from any log line, static
+// initializers included, so it must not fail); communicator init reports it as an error
+// through CheckLogLevelEnv.
 LogLevel CurrentLogLevel();
+// InvalidArgument naming WEFT_DEBUG and its value when it is not one of the levels.
+Status CheckLogLevelEnv();
 // Sets the rank shown in log prefixes for this process (-1: unknown).
 void SetLogRank(int rank);
 void LogLine(LogLevel level, const std::string& line);
