@@ -1,8 +1,13 @@
-// registered_mixed: allreduce where some ranks' buffers are shared and registered
-// (weftMemAlloc + weftCommRegister) and others' are plain, in place and out of place,
-// float32 sum and int32 max; then a leak check: after deregistering, freeing and
-// destroying, this process has as many fds and mapping lines as before it allocated.
-// Which ranks register: WEFT_TEST_REGISTER=all|none|even. Prints "registered_mixed: ok".
+// registered_mixed: allreduce of every dtype x op, in place and out of place, where some
+// ranks' buffers are shared and registered (weftMemAlloc + weftCommRegister) and the
+// others' plain; then a leak check: a second pass of the same calls leaves this process
+// with exactly the fds and mapping lines it had before it (the first pass warms up what
+// the library and malloc map for themselves). Which ranks register:
+// WEFT_TEST_REGISTER=all|none|even (default even). Prints "registered_mixed: ok".
+//
+// Values are small integers, exact in every dtype: rank r's element i is i % 4, plus
+// `size` on the one rank r == i % size; for prod, 2 on that rank and 1 elsewhere. So sum
+// is size * (i % 4) + size, avg that over size, and min, max and prod are known.
 #include <dirent.h>
 
 #include <algorithm>
@@ -34,91 +39,138 @@ int CountMaps() {
   return n;
 }
 
-#define CHECK_OK(call, comm)                                                                    \
-  do {                                                                                          \
-    weftResult_t r_ = (call);                                                                   \
-    if (r_ != weftSuccess) {                                                                    \
-      std::fprintf(stderr, "registered_mixed: %s failed: %s\n", #call, weftGetLastError(comm)); \
-      std::exit(2);                                                                             \
-    }                                                                                           \
-  } while (0)
-
-int Fail(int rank, const char* what, size_t i) {
-  std::fprintf(stderr, "registered_mixed: rank %d: wrong %s at element %zu\n", rank, what, i);
-  return 1;
+void Check(weftResult_t r, const char* what, weftComm_t comm) {
+  if (r == weftSuccess) return;
+  std::fprintf(stderr, "registered_mixed: %s failed: %s\n", what, weftGetLastError(comm));
+  std::exit(2);
 }
 
-// One round of calls on buffers of `count` elements; 0 when every result is right.
-int RunCalls(weftComm_t comm, int rank, int size, void* in, void* out, size_t count) {
-  auto* fin = static_cast<float*>(in);
-  auto* fout = static_cast<float*>(out);
-  for (size_t i = 0; i < count; ++i) fin[i] = static_cast<float>(rank + 1) * (i % 97);
-  CHECK_OK(weftAllReduce(fin, fout, count, weftFloat32, weftSum, comm), comm);
-  const float ranksum = static_cast<float>(size * (size + 1) / 2);
-  for (size_t i = 0; i < count; ++i)
-    if (fout[i] != ranksum * (i % 97)) return Fail(rank, "float32 sum out of place", i);
-  CHECK_OK(weftAllReduce(fout, fout, count, weftFloat32, weftSum, comm), comm);
-  for (size_t i = 0; i < count; ++i)
-    if (fout[i] != size * ranksum * (i % 97)) return Fail(rank, "float32 sum in place", i);
-  auto* iin = static_cast<int32_t*>(in);
-  for (size_t i = 0; i < count; ++i) iin[i] = static_cast<int32_t>((rank * 31 + i) % 1000);
-  CHECK_OK(weftAllReduce(iin, iin, count, weftInt32, weftMax, comm), comm);
+const size_t kTypeSize[weftNumTypes] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
+const char* kTypeName[weftNumTypes] = {"int8",    "uint8",    "int32",   "uint32", "int64",
+                                       "uint64",  "float16",  "bfloat16", "float32", "float64"};
+const char* kOpName[weftNumOps] = {"sum", "prod", "min", "max", "avg"};
+
+// Small non-negative integers (< 2048) as float16 bits: exact.
+uint16_t HalfOf(int k) {
+  if (k == 0) return 0;
+  int e = 31 - __builtin_clz(static_cast<unsigned>(k));
+  return static_cast<uint16_t>(((e + 15) << 10) | ((k << (10 - e)) & 0x3ff));
+}
+uint16_t Bf16Of(int k) {
+  float f = static_cast<float>(k);
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  return static_cast<uint16_t>(bits >> 16);  // exact: small integers need no rounding
+}
+
+void Store(weftDataType_t t, void* buf, size_t i, int k) {
+  char* p = static_cast<char*>(buf) + i * kTypeSize[t];
+  switch (t) {
+    case weftInt8: *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(k); break;
+    case weftUint8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(k); break;
+    case weftInt32: *reinterpret_cast<int32_t*>(p) = k; break;
+    case weftUint32: *reinterpret_cast<uint32_t*>(p) = static_cast<uint32_t>(k); break;
+    case weftInt64: *reinterpret_cast<int64_t*>(p) = k; break;
+    case weftUint64: *reinterpret_cast<uint64_t*>(p) = static_cast<uint64_t>(k); break;
+    case weftFloat16: *reinterpret_cast<uint16_t*>(p) = HalfOf(k); break;
+    case weftBfloat16: *reinterpret_cast<uint16_t*>(p) = Bf16Of(k); break;
+    case weftFloat32: *reinterpret_cast<float*>(p) = static_cast<float>(k); break;
+    default: *reinterpret_cast<double*>(p) = static_cast<double>(k); break;
+  }
+}
+
+int Input(weftRedOp_t op, int rank, int size, size_t i) {
+  const bool mine = static_cast<int>(i % size) == rank;
+  if (op == weftProd) return mine ? 2 : 1;
+  return static_cast<int>(i % 4) + (mine ? size : 0);
+}
+
+int Expected(weftRedOp_t op, int size, size_t i) {
+  const int base = static_cast<int>(i % 4);
+  switch (op) {
+    case weftSum: return size * base + size;
+    case weftProd: return 2;
+    case weftMin: return size == 1 ? base + 1 : base;
+    case weftMax: return base + size;
+    default: return base + 1;  // avg: (size * base + size) / size
+  }
+}
+
+// One allreduce of (dtype, op) on `count` elements; 0 when every element is right.
+int RunOne(weftComm_t comm, int rank, int size, weftDataType_t t, weftRedOp_t op,
+           bool in_place, void* in, void* out, size_t count) {
+  for (size_t i = 0; i < count; ++i) Store(t, in, i, Input(op, rank, size, i));
+  void* dst = in_place ? in : out;
+  Check(weftAllReduce(in, dst, count, t, op, comm), "weftAllReduce", comm);
+  std::vector<char> want(kTypeSize[t]);
   for (size_t i = 0; i < count; ++i) {
-    int32_t want = 0;
-    for (int r = 0; r < size; ++r) want = std::max<int32_t>(want, (r * 31 + i) % 1000);
-    if (iin[i] != want) return Fail(rank, "int32 max in place", i);
+    Store(t, want.data(), 0, Expected(op, size, i));
+    if (std::memcmp(static_cast<char*>(dst) + i * kTypeSize[t], want.data(), kTypeSize[t]) != 0) {
+      std::fprintf(stderr, "registered_mixed: rank %d: %s %s %s count %zu: wrong element %zu\n",
+                   rank, kTypeName[t], kOpName[op], in_place ? "in place" : "out of place",
+                   count, i);
+      return 1;
+    }
   }
   return 0;
+}
+
+// Every dtype x op x placement on buffers of `count` elements, registered or plain.
+int RunCount(weftComm_t comm, int rank, int size, bool shared, size_t count) {
+  const size_t bytes = count * 8;
+  std::vector<char> plain_in, plain_out;
+  void* in = nullptr;
+  void* out = nullptr;
+  void* handles[2] = {nullptr, nullptr};
+  if (shared) {
+    Check(weftMemAlloc(&in, bytes), "weftMemAlloc", nullptr);
+    Check(weftMemAlloc(&out, bytes), "weftMemAlloc", nullptr);
+    Check(weftCommRegister(comm, in, bytes, &handles[0]), "weftCommRegister", comm);
+    Check(weftCommRegister(comm, out, bytes, &handles[1]), "weftCommRegister", comm);
+  } else {
+    plain_in.resize(bytes);
+    plain_out.resize(bytes);
+    in = plain_in.data();
+    out = plain_out.data();
+  }
+  int wrong = 0;
+  for (int t = 0; t < weftNumTypes; ++t)
+    for (int op = 0; op < weftNumOps; ++op)
+      for (bool in_place : {false, true})
+        wrong += RunOne(comm, rank, size, static_cast<weftDataType_t>(t),
+                        static_cast<weftRedOp_t>(op), in_place, in, out, count);
+  if (shared) {
+    Check(weftCommDeregister(comm, handles[0]), "weftCommDeregister", comm);
+    Check(weftCommDeregister(comm, handles[1]), "weftCommDeregister", comm);
+    Check(weftMemFree(in), "weftMemFree", nullptr);
+    Check(weftMemFree(out), "weftMemFree", nullptr);
+  }
+  return wrong;
 }
 
 }  // namespace
 
 int main() {
   weftComm_t comm = nullptr;
-  CHECK_OK(weftCommInitFromEnv(&comm), nullptr);
+  Check(weftCommInitFromEnv(&comm), "weftCommInitFromEnv", nullptr);
   int rank = 0, size = 0;
-  CHECK_OK(weftCommUserRank(comm, &rank), comm);
-  CHECK_OK(weftCommCount(comm, &size), comm);
+  Check(weftCommUserRank(comm, &rank), "weftCommUserRank", comm);
+  Check(weftCommCount(comm, &size), "weftCommCount", comm);
   const char* mode = std::getenv("WEFT_TEST_REGISTER");
-  std::string which = mode ? mode : "even";
-  bool shared = which == "all" || (which == "even" && rank % 2 == 0);
-  // Two passes: the first warms up what the library and malloc map for themselves (scratch,
-  // arenas); the second must leave fds and mappings exactly as it found them.
-  int fds_before = 0, maps_before = 0;
+  const std::string which = mode ? mode : "even";
+  const bool shared = which == "all" || (which == "even" && rank % 2 == 0);
   int wrong = 0;
+  int fds_before = 0, maps_before = 0;
   for (int pass = 0; pass < 2; ++pass) {
     if (pass == 1) {
-      CHECK_OK(weftBarrier(comm), comm);
+      Check(weftBarrier(comm), "weftBarrier", comm);
       fds_before = CountFds();
       maps_before = CountMaps();
     }
-    for (size_t count : {size_t{1}, size_t{1000}, size_t{65537}, size_t{1} << 20}) {
-      const size_t bytes = count * sizeof(float);
-      std::vector<float> plain_in, plain_out;
-      void* in = nullptr;
-      void* out = nullptr;
-      void* handles[2] = {nullptr, nullptr};
-      if (shared) {
-        CHECK_OK(weftMemAlloc(&in, bytes), nullptr);
-        CHECK_OK(weftMemAlloc(&out, bytes), nullptr);
-        CHECK_OK(weftCommRegister(comm, in, bytes, &handles[0]), comm);
-        CHECK_OK(weftCommRegister(comm, out, bytes, &handles[1]), comm);
-      } else {
-        plain_in.resize(count);
-        plain_out.resize(count);
-        in = plain_in.data();
-        out = plain_out.data();
-      }
-      wrong += RunCalls(comm, rank, size, in, out, count);
-      if (shared) {
-        CHECK_OK(weftCommDeregister(comm, handles[0]), comm);
-        CHECK_OK(weftCommDeregister(comm, handles[1]), comm);
-        CHECK_OK(weftMemFree(in), nullptr);
-        CHECK_OK(weftMemFree(out), nullptr);
-      }
-    }
+    for (size_t count : {size_t{1}, size_t{1000}, size_t{65537}})
+      wrong += RunCount(comm, rank, size, shared, count);
   }
-  CHECK_OK(weftBarrier(comm), comm);
+  Check(weftBarrier(comm), "weftBarrier", comm);
   if (CountFds() != fds_before || CountMaps() != maps_before) {
     std::fprintf(stderr, "registered_mixed: rank %d: leak: fds %d -> %d, maps %d -> %d\n", rank,
                  fds_before, CountFds(), maps_before, CountMaps());
