@@ -4,7 +4,9 @@
 #     the figures checked in as sim/calibration/nccl_figures.json (to 1%), and
 #  2. the predictions with those figures must equal the table's "predicted" column (to 1%,
 #     the table printing 4 significant digits), row for row, with the same published values,
-#     the same choice of algorithm and the same summary lines.
+#     the same choice of algorithm and the same summary lines;
+#  3. `weft-sim collective --model nccl` prints the same prediction as the table (16 p5
+#     nodes, 8 GiB).
 # Usage: nccl_validation_test.sh WEFT_SIM
 set -euo pipefail
 sim=$1
@@ -16,13 +18,14 @@ trap 'rm -rf "$tmp"' EXIT
 cp "$root/sim/calibration/nccl_figures.json" "$tmp/refit.json"
 "$sim" nccl-validate --fit --figures "$tmp/refit.json" > /dev/null
 "$sim" nccl-validate --markdown > "$tmp/predicted.md"
+"$sim" collective --model nccl --instance p5.48xlarge --nodes 16 -b 8G -e 8G > "$tmp/collective.txt"
 sed -n '/<!-- nccl-validation:begin -->/,/<!-- nccl-validation:end -->/p' \
     "$root/docs/SIMULATOR.md" > "$tmp/doc.md"
 
 python3 - "$root/sim/calibration/nccl_figures.json" "$tmp/refit.json" \
-          "$tmp/predicted.md" "$tmp/doc.md" <<'PY'
+          "$tmp/predicted.md" "$tmp/doc.md" "$tmp/collective.txt" <<'PY'
 import json, sys
-shipped, refit, predicted, doc = sys.argv[1:]
+shipped, refit, predicted, doc, collective = sys.argv[1:]
 bad = []
 a, b = json.load(open(shipped))["sets"], json.load(open(refit))["sets"]
 for s, t in zip(a, b):
@@ -50,6 +53,11 @@ for x, y in zip(p, d):
         bad.append(f"table: {y}\n  now: {x}")
 if summary(predicted) != summary(doc):
     bad.append(f"summary now: {summary(predicted)}\n  table: {summary(doc)}")
+row = [l.split() for l in open(collective) if not l.startswith("#")][0]
+want = [float(l.split("|")[7]) for l in open(predicted)
+        if l.startswith("| cg-hyperpod | holdout | p5.48xlarge | 16 | 8G |")][0]
+if not row[3].startswith("nccl:") or abs(float(row[6]) - want) > 0.01 * want:
+    bad.append(f"collective --model nccl: {row}, nccl-validate: {want}")
 for m in bad:
     print("nccl_validation_test:", m)
 sys.exit(1 if bad else 0)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cluster_build.h"
+#include "nccl_cmd.h"
 #include "plot.h"
 #include "sim/collective.h"
 #include "sizes.h"
@@ -69,6 +70,20 @@ bool WriteJson(const std::string& path, const ClusterSpec& c, const CollectiveOp
   return static_cast<bool>(out << j.dump(2) << "\n");
 }
 
+// The NCCL reference model's prediction in the table's terms.
+Result<Prediction> PredictNccl(const ClusterSpec& c, const CollectiveQuery& q,
+                               const NcclFigures& f) {
+  const NcclPrediction n = PredictNcclAllreduce(c, f, static_cast<double>(q.bytes));
+  Prediction p;
+  p.algorithm = fmt::format("nccl:{}/{}", NcclAlgoName(n.algo), NcclProtoName(n.proto));
+  p.count = CountForBytes(q.coll, q.bytes, DataTypeSize(q.dtype), c.ranks());
+  p.seconds = n.time_s;
+  p.algbw_gbps = static_cast<double>(q.bytes) / n.time_s / 1e9;
+  p.busbw_gbps = n.busbw_gbps;
+  p.symmetry = "closed form";
+  return p;
+}
+
 }  // namespace
 
 CLI::App* AddCollectiveCommand(CLI::App* app, CollectiveOptions* o) {
@@ -93,6 +108,13 @@ CLI::App* AddCollectiveCommand(CLI::App* app, CollectiveOptions* o) {
                   "the figures the planner chooses with, WEFT_COST_MODEL syntax, or 'default' "
                   "for weft's built-in ones (what a run not told its fabric uses); "
                   "default: the cluster's own");
+  cmd->add_option("--model", o->model,
+                  "weft: weft's own planned schedule, simulated; nccl: the calibrated NCCL "
+                  "reference model (allreduce only; the faster of its ring, tree and NVLS tree, "
+                  "named in the algorithm column; figures from sim/calibration/nccl_figures.json, "
+                  "docs/SIMULATOR.md)")
+      ->check(CLI::IsMember({"weft", "nccl"}))
+      ->capture_default_str();
   cmd->add_option("--json", o->json_path, "also write the rows as JSON to FILE");
   AddPlotOption(cmd, &o->plot_path, "a busbw-vs-size plot");
   cmd->add_flag("--no-symmetry", o->no_symmetry, "simulate every rank (slow at scale)");
@@ -124,9 +146,25 @@ int RunCollective(const CollectiveOptions& o) {
     }
     costs = *parsed;
   }
+  std::optional<NcclFigures> nccl;
+  if (o.model == "nccl") {
+    auto f = NcclFiguresFor("", c.name);
+    if (!f.ok() || *op != sched::Collective::kAllReduce) {
+      fmt::print(stderr, "weft-sim: --model nccl: {}\n",
+                 f.ok() ? "allreduce only" : f.status().ToString());
+      return 2;
+    }
+    nccl = *f;
+  }
   PrintHeader(c, o);
-  fmt::print("# planner chooses with WEFT_COST_MODEL={}\n#\n",
-             costs.value_or(PlannerCostsFor(c)).ToSpec());
+  if (nccl)
+    fmt::print("# model: NCCL reference, calibrated figures: base {:.1f} us, network hop {:.1f} us, "
+               "NVLink hop {:.1f} us, NIC fraction {:.3f}, NVLink fraction {:.3f}{}\n#\n",
+               nccl->base_us, nccl->net_hop_us, nccl->nvlink_hop_us, nccl->nic_fraction,
+               nccl->nvlink_fraction, nccl->nvls ? ", NVLS" : "");
+  else
+    fmt::print("# planner chooses with WEFT_COST_MODEL={}\n#\n",
+               costs.value_or(PlannerCostsFor(c)).ToSpec());
   const SymmetryMode mode = o.no_symmetry       ? SymmetryMode::kOff
                             : o.verify_symmetry ? SymmetryMode::kExhaustive
                                                 : SymmetryMode::kAuto;
@@ -142,7 +180,7 @@ int RunCollective(const CollectiveOptions& o) {
     q.algo = o.algo;
     q.planner_costs = costs;
     const auto t0 = std::chrono::steady_clock::now();
-    auto p = PredictCollective(c, q, mode);
+    auto p = o.model == "nccl" ? PredictNccl(c, q, *nccl) : PredictCollective(c, q, mode);
     const double wall =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (!p.ok()) {

@@ -34,6 +34,7 @@ struct CollectiveOptions {
   double factor = 2;
   int root = 0;
   std::string algo;
+  std::string model = "weft";  // weft: weft's planned schedule; nccl: the NCCL reference
   std::string cost_model;  // "" : the cluster's figures; "default": weft's; else a spec
   std::string json_path;
   std::string plot_path;

@@ -97,6 +97,21 @@ void PrintSummary(const std::vector<Row>& rows, bool markdown) {
 
 }  // namespace
 
+Result<NcclFigures> NcclFiguresFor(const std::string& path, const std::string& instance) {
+  const std::string file = path.empty() ? CalibrationPath("nccl_figures.json") : path;
+  nlohmann::json j;
+  try {
+    std::ifstream(file) >> j;
+  } catch (const std::exception& e) {
+    return InvalidArgument(file + ": " + e.what());
+  }
+  Result<std::map<std::string, NcclFigures>> sets = FiguresByInstance(j);
+  if (!sets.ok()) return sets.status();
+  if (!sets->count(instance))
+    return InvalidArgument(file + ": no calibrated NCCL figures for " + instance);
+  return sets->at(instance);
+}
+
 CLI::App* AddNcclValidateCommand(CLI::App* app, NcclValidateOptions* o) {
   CLI::App* cmd = app->add_subcommand(
       "nccl-validate",

@@ -6,6 +6,9 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "core/status.h"
+#include "sim/nccl_model.h"
+
 namespace weft::sim::cli {
 
 struct NcclValidateOptions {
@@ -15,6 +18,10 @@ struct NcclValidateOptions {
   bool fit = false;
   bool markdown = false;
 };
+
+// The calibrated figure set covering `instance` in a figures file (empty path: the
+// shipped sim/calibration/nccl_figures.json).
+Result<NcclFigures> NcclFiguresFor(const std::string& path, const std::string& instance);
 
 CLI::App* AddNcclValidateCommand(CLI::App* app, NcclValidateOptions* o);
 int RunNcclValidate(const NcclValidateOptions& o);
