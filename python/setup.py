@@ -68,9 +68,15 @@ def find_libweft():
 
 
 import_installed_torch()
+import torch  # noqa: E402
 from torch.utils.cpp_extension import BuildExtension, CppExtension  # noqa: E402
 
 include_dir, libweft = find_libweft()
+# weft.torch compares this with the torch it runs under before loading the extension:
+# an extension built against another torch fails with unresolved C++ symbols otherwise.
+(HERE / "weft" / "_build_info.py").write_text(
+    '"""Written by setup.py: the torch weft._C was compiled against."""\n'
+    f"TORCH_VERSION = {torch.__version__!r}\n")
 # Shipped inside the package under its soname, which is what the extension records.
 shutil.copyfile(libweft, HERE / "weft" / "libweft.so.0")
 
@@ -86,6 +92,6 @@ setup(
             extra_link_args=["-Wl,-rpath,$ORIGIN"],
         )
     ],
-    package_data={"weft": ["libweft.so.0"]},
+    package_data={"weft": ["libweft.so.0", "_build_info.py"]},
     cmdclass={"build_ext": BuildExtension},
 )

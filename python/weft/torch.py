@@ -6,7 +6,27 @@
 import torch
 import torch.distributed as dist
 
-from . import _C  # needs torch's libraries loaded first, hence after `import torch`
+from ._build_info import TORCH_VERSION as BUILT_AGAINST
+
+REBUILD = "pip install --no-build-isolation --force-reinstall --no-deps ./python"
+
+
+def _mismatch(detail=""):
+    return ImportError(
+        f"weft.torch: the extension weft._C was built against torch {BUILT_AGAINST} but "
+        f"torch {torch.__version__} is loaded; rebuild it against this torch with "
+        f"`{REBUILD}` (from the weft repository){detail}")
+
+
+# Checked before loading: an extension built against another torch fails on unresolved
+# C++ symbols, or worse, loads and misreads torch's structures.
+if torch.__version__ != BUILT_AGAINST:
+    raise _mismatch()
+try:
+    from . import _C  # needs torch's libraries loaded first, hence after `import torch`
+except ImportError as e:
+    raise ImportError(f"weft.torch: cannot load weft._C ({e}); if torch was reinstalled, "
+                      f"rebuild with `{REBUILD}`") from e
 
 BACKEND = "weft"
 

@@ -14,6 +14,7 @@ have torch || "$PY" -m pip install torch
 have pytest || "$PY" -m pip install pytest
 have ninja || "$PY" -m pip install ninja  # parallel, incremental extension builds
 have numpy || "$PY" -m pip install numpy  # silences torch's warning at import
+have expecttest || "$PY" -m pip install expecttest  # torch's test helpers import it
 
 if [ -f "$BUILD/CMakeCache.txt" ]; then
   cmake --build "$BUILD" --target weft weftrun -j"$(nproc)"  # no-op when up to date
@@ -25,5 +26,9 @@ fi
 MAX_JOBS=$(nproc) "$PY" -m pip install --no-build-isolation -q ./python
 start=$(date +%s)
 cd tests/python
-"$PY" -m pytest -q -p no:cacheprovider "$@"
+"$PY" -m pytest -q -p no:cacheprovider --ignore=conformance "$@"
+cd ../..
+# PyTorch's own backend suite, the CI subset on weft (about 2 minutes); the gloo
+# reference and the full suite: bash tests/python/conformance/run.sh [--full].
+[ -n "${WEFT_SKIP_CONFORMANCE:-}" ] || PYTHON="$PY" BACKENDS=weft bash tests/python/conformance/run.sh
 echo "tests/python/run.sh: finished in $(( $(date +%s) - start )) s"
