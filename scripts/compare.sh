@@ -138,14 +138,14 @@ run_weft() {  # $1: repeat index
       for h in 0 1; do
         ${IN[$h]} timeout -k 5 $LIMIT env RANK=$h WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 \
           MASTER_ADDR="${ADDR[0]}" MASTER_PORT=$port WEFT_SOCKET_IFNAME="=${VETH[$h]}" \
-          "$WEFTBENCH" -o "$op" "${SIZES[@]}" -c 1 --json "$OUT/weft.$k.$op.json" \
+          "$WEFTBENCH" --collective "$op" "${SIZES[@]}" -c 1 --json "$OUT/weft.$k.$op.json" \
           >"$TMP/weft.$h" 2>&1 &
         PIDS+=($!)
       done
       wait_ranks || { cat "$TMP"/weft.*; return 1; }
       cat "$TMP/weft.0"
     else
-      timeout -k 5 $LIMIT "$WEFTRUN" -n "$RANKS" "$WEFTBENCH" -o "$op" "${SIZES[@]}" -c 1 \
+      timeout -k 5 $LIMIT "$WEFTRUN" -n "$RANKS" "$WEFTBENCH" --collective "$op" "${SIZES[@]}" -c 1 \
         --json "$OUT/weft.$k.$op.json"
     fi
   done

@@ -39,8 +39,8 @@ for op in ${OPS//,/ }; do
   for variant in forced planner; do
     env=(WEFT_DEBUG=INFO)
     [ $variant = forced ] && env+=(WEFT_ALGO="$op:$FORCE")
-    echo "== weft-bench -o $op -c 1, $variant (${env[*]})"
-    if ! hosts_run "$H" "$L" "$TMP" env "${env[@]}" "$BENCH" -o "$op" -c 1 "$@"; then
+    echo "== weft-bench --collective $op -c 1, $variant (${env[*]})"
+    if ! hosts_run "$H" "$L" "$TMP" env "${env[@]}" "$BENCH" --collective "$op" -c 1 "$@"; then
       for f in "$TMP"/out.*; do echo "--- $f"; tail -15 "$f"; done
       die "weft-bench $op ($variant) failed"
     fi

@@ -10,7 +10,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 field() { python3 -c "import json,sys; print(eval(sys.argv[2], {}, {'j': json.load(open(sys.argv[1]))}))" "$@"; }
 
 # 1. weft-bench's JSON names the algorithm that ran (forced, so the name is known).
-WEFT_ALGO=allreduce:ring timeout 120 "$WEFTRUN" -n 2 -- "$BENCH" -o allreduce -b 4K -e 4K \
+WEFT_ALGO=allreduce:ring timeout 120 "$WEFTRUN" -n 2 -- "$BENCH" --collective allreduce -b 4K -e 4K \
   -n 5 -w 1 --json "$dir/bench.json" > "$dir/bench.txt"
 [ "$(field "$dir/bench.json" "j['results'][0]['out_of_place']['algorithm']")" = ring ] ||
   fail "weft-bench recorded $(field "$dir/bench.json" "j['results'][0]['out_of_place']")"

@@ -87,7 +87,7 @@ run_bench() {  # nhosts op minb maxb iters warmup json
   mkdir -p "$TMP/run"
   WEFT_SOCKET_IFNAME="=rail0" WEFT_TIMEOUT=120 HOSTS_RANK_TIMEOUT=240 \
     hosts_run "$n" "$RPH" "$TMP/run" env WEFT_TRANSPORT=$TRANSPORT \
-    "$BENCH" -o "$op" -b "$3" -e "$4" -f 2 -n "$5" -w "$6" -c 0 --json "$json" || rc=$?
+    "$BENCH" --collective "$op" -b "$3" -e "$4" -f 2 -n "$5" -w "$6" -c 0 --json "$json" || rc=$?
   if [ $rc -ne 0 ]; then
     for r in $(seq 0 $((n * RPH - 1))); do echo "rank $r ($op, $n hosts):"; tail -5 "$TMP/run/out.$r"; done
   fi

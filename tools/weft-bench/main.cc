@@ -2,7 +2,11 @@
 // API only. One process per rank; the world comes from the launcher's environment
 // (weftrun, torchrun, Slurm, Open MPI):
 //
-//   weftrun -n 4 weft-bench -o allreduce -b 8 -e 128M -f 2 -d bfloat16 -r sum
+//   weftrun -n 4 weft-bench --collective allreduce -b 8 -e 128M -f 2 -d bfloat16 -o sum
+//
+// The flags are nccl-tests' (-o reduction, -r root, -g/-t 1, ...); the collective comes
+// from --collective or from the program's name (an all_reduce_perf link runs allreduce),
+// since nccl-tests has one program per collective and no flag for it.
 //
 // Exit status: 0 when every check passed, 1 on wrong results or a weft error, 2 on
 // a usage error.
@@ -10,6 +14,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "collectives.h"
@@ -23,9 +28,17 @@
 namespace weftbench {
 namespace {
 
-// Requested sizes: min, min*f, ... up to max (nccl-tests -b/-e/-f).
+// Requested sizes: min, min*f, ... up to max (nccl-tests -b/-e/-f), or min, min+i, ...
+// with -i and no -f.
 std::vector<size_t> Sizes(const Options& o) {
   std::vector<size_t> sizes;
+  if (o.step_bytes > 0) {
+    for (size_t s = o.min_bytes; s <= o.max_bytes; s += o.step_bytes) {
+      sizes.push_back(s);
+      if (o.max_bytes - s < o.step_bytes) break;  // the next step would pass max (or wrap)
+    }
+    return sizes;
+  }
   for (double s = static_cast<double>(o.min_bytes); s <= static_cast<double>(o.max_bytes);
        s *= o.step_factor) {
     sizes.push_back(static_cast<size_t>(s));
@@ -45,9 +58,33 @@ std::vector<RankRss> GatherRss(const World& w, const RssKiB& at_init) {
   return rss;
 }
 
+// True when a launcher weft recognises set this process's rank (docs/CONFIGURATION.md,
+// "Launchers").
+bool LaunchedByALauncher() {
+  for (const char* v : {"WEFT_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK",
+                        "PMIX_RANK"}) {
+    const char* s = std::getenv(v);
+    if (s != nullptr && *s != '\0') return true;
+  }
+  return false;
+}
+
+// As nccl-tests does, a run with no launcher is one process: a world of one rank.
+void InitWorld(World* w) {
+  if (LaunchedByALauncher()) {
+    CheckWeft(weftCommInitFromEnv(&w->comm), nullptr, "weftCommInitFromEnv");
+    return;
+  }
+  std::fprintf(stderr, "weft-bench: no launcher found: running as one process (world size 1); "
+                       "for N ranks: weftrun -n N weft-bench ...\n");
+  weftUniqueId id;
+  CheckWeft(weftGetUniqueId(&id), nullptr, "weftGetUniqueId");
+  CheckWeft(weftCommInitRank(&w->comm, 1, id, 0), nullptr, "weftCommInitRank");
+}
+
 int Run(const Options& o) {
   World w{};
-  CheckWeft(weftCommInitFromEnv(&w.comm), nullptr, "weftCommInitFromEnv");
+  InitWorld(&w);
   CheckWeft(weftCommUserRank(w.comm, &w.rank), w.comm, "weftCommUserRank");
   CheckWeft(weftCommCount(w.comm, &w.nranks), w.comm, "weftCommCount");
   if (o.root >= w.nranks) {

@@ -36,12 +36,6 @@ std::string CpuModel() {
   return "unknown";
 }
 
-std::string WeftVersion() {
-  int v = 0;
-  if (weftGetVersion(&v) != weftSuccess) return "unknown";
-  return fmt::format("{}.{}.{}", v / 10000, v / 100 % 100, v % 100);
-}
-
 // nccl-tests keeps the time column 7 wide: two decimals while they fit.
 std::string Time(double us) {
   return us < 1e4 ? fmt::format("{:7.2f}", us) : fmt::format("{:7.0f}", us);
@@ -66,7 +60,7 @@ nlohmann::json ModeJson(const ModeResult& m) {
 void PrintPreamble(const Options& o, int nranks) {
   std::string cmd;
   for (const auto& a : o.argv) cmd += (cmd.empty() ? "" : " ") + a;
-  fmt::print("# weft-bench (weft {}): {}\n", WeftVersion(), cmd);
+  fmt::print("# weft-bench (weft {}): {}\n", WeftVersionString(), cmd);
   fmt::print("#  nranks {}  minBytes {}  maxBytes {}  step factor {}  warmup iters {}  "
              "iters {}  check {}\n",
              nranks, o.min_bytes, o.max_bytes, o.step_factor, o.warmup_iters, o.iters,
@@ -132,7 +126,7 @@ bool WriteJson(const std::string& path, const Options& o, int nranks,
                   {"cpu", CpuModel()},
                   {"hardware_threads", std::thread::hardware_concurrency()},
                   {"nranks", nranks},
-                  {"weft_version", WeftVersion()},
+                  {"weft_version", WeftVersionString()},
                   {"time", stamp}};
   nlohmann::json dtypes = nlohmann::json::array(), redops = nlohmann::json::array();
   for (auto t : o.dtypes) dtypes.push_back(Info(t).name);

@@ -13,6 +13,19 @@
 namespace weftbench {
 namespace {
 
+// One time for the row from every rank's (nccl-tests -a): by default the slowest rank's,
+// which defines when the collective is done everywhere.
+double CombineTimes(const World& w, int average, double mine) {
+  double t = mine;
+  if (average == 0) {
+    CheckWeft(weftBroadcast(&t, &t, 1, weftFloat64, 0, w.comm), w.comm, "weftBroadcast(time)");
+    return t;
+  }
+  const weftRedOp_t op = average == 1 ? weftAvg : average == 2 ? weftMin : weftMax;
+  CheckWeft(weftAllReduce(&t, &t, 1, weftFloat64, op, w.comm), w.comm, "weftAllReduce(time)");
+  return t;
+}
+
 void* AllocTouched(size_t bytes, bool shared) {
   // Page aligned like a real training buffer; aligned_alloc wants a multiple of it.
   constexpr size_t kAlign = 4096;
@@ -59,7 +72,8 @@ ModeResult RunMode(const World& w, const Options& o, const Collective& c, bool i
 
   CheckWeft(weftBarrier(w.comm), w.comm, "weftBarrier");
   const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < o.iters; ++i) CheckWeft(c.call(args), w.comm, c.name);
+  const long long calls = static_cast<long long>(o.iters) * o.agg_iters;
+  for (long long i = 0; i < calls; ++i) CheckWeft(c.call(args), w.comm, c.name);
   const auto t1 = std::chrono::steady_clock::now();
   // Read before the timing allreduce below replaces it. sendrecv is point-to-point,
   // which has no algorithm and leaves the name of the barrier above (the flight
@@ -67,11 +81,9 @@ ModeResult RunMode(const World& w, const Options& o, const Collective& c, bool i
   const char* algorithm = "";
   CheckWeft(weftCommGetLastAlgorithm(w.comm, &algorithm), w.comm, "weftCommGetLastAlgorithm");
   m.algorithm = std::string_view(c.name) == "sendrecv" ? "p2p" : algorithm;
-  double avg_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / o.iters;
-  // The slowest rank defines the collective's time.
-  CheckWeft(weftAllReduce(&avg_us, &avg_us, 1, weftFloat64, weftMax, w.comm), w.comm,
-            "weftAllReduce(time)");
-  m.time_us = avg_us;
+  const double avg_us =
+      std::chrono::duration<double, std::micro>(t1 - t0).count() / static_cast<double>(calls);
+  m.time_us = CombineTimes(w, o.average, avg_us);
   m.algbw = avg_us > 0 ? static_cast<double>(bytes) / (avg_us * 1e3) : 0;  // GB/s
   m.busbw = m.algbw * c.bus_factor(w.nranks);
 

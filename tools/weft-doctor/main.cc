@@ -12,6 +12,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"weft-doctor: who is behind, missing or waiting, from flight-recorder dumps"};
+  app.set_version_flag("--version", "weft-doctor (weft " WEFT_VERSION ")");
   std::string dir;
   bool json = false;
   app.add_option("dir", dir, "folder holding weft-fr-*.json dumps")->required();

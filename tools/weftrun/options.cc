@@ -27,6 +27,7 @@ ParseOutcome ParseOptions(int argc, char** argv) {
   Options o;
   std::vector<std::string> assignments;
   CLI::App app{"weftrun: start N local ranks of a weft program, with a rendezvous store.\nUsage: weftrun -n N [options] [--] PROG [ARGS...]"};
+  app.set_version_flag("--version", "weftrun (weft " WEFT_VERSION ")");
   app.add_option("-n,--np", o.nranks, "number of ranks to start")
       ->required()
       ->check(CLI::Range(1, 4096));
