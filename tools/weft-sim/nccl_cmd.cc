@@ -69,11 +69,12 @@ Status Refit(const Catalog& catalog, const std::vector<PublishedRow>& rows, nloh
     }
     if (samples.empty()) return InvalidArgument("no fit rows for " + s["name"].get<std::string>());
     const NcclFigures f = FitNcclFigures(samples, s["nvls"].get<bool>());
-    auto round = [](double v, double q) { return std::round(v / q) * q; };
-    s["base_us"] = round(f.base_us, 0.01), s["net_hop_us"] = round(f.net_hop_us, 0.01);
-    s["nvlink_hop_us"] = round(f.nvlink_hop_us, 0.001);
-    s["nic_fraction"] = round(f.nic_fraction, 1e-4);
-    s["nvlink_fraction"] = round(f.nvlink_fraction, 1e-4);
+    // Rounded to `per` steps (dividing by an integer gives the shortest decimal back).
+    auto round = [](double v, double per) { return std::round(v * per) / per; };
+    s["base_us"] = round(f.base_us, 100), s["net_hop_us"] = round(f.net_hop_us, 100);
+    s["nvlink_hop_us"] = round(f.nvlink_hop_us, 1000);
+    s["nic_fraction"] = round(f.nic_fraction, 1e4);
+    s["nvlink_fraction"] = round(f.nvlink_fraction, 1e4);
     s["fit_rows"] = samples.size();
   }
   return Status::Ok();
