@@ -50,7 +50,8 @@ WorkPtr WeftBackend::Launch(OpType type, const char* name, std::vector<at::Tenso
   op.on_success = std::move(on_success);
   op.keep_alive = std::move(keep_alive);
   std::lock_guard<std::mutex> lock(issue_mu_);
-  TORCH_CHECK(comm_ != nullptr, "weft ", name, ": the process group was shut down");
+  TORCH_CHECK(comm_ != nullptr, "weft ", name,
+              ": the process group was shut down or aborted");
   Issuer issuer{comm_, name, {}, {}};
   issue(issuer);
   // Nothing in flight: fail in the caller's thread, as torch's own backends do for
@@ -246,24 +247,23 @@ WorkPtr WeftBackend::allgather_into_tensor_coalesced(std::vector<at::Tensor>& ou
   return AllGatherTensors(outputs, inputs, OpType::ALLGATHER_INTO_TENSOR_COALESCED);
 }
 
-WorkPtr WeftBackend::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
-                                         std::vector<at::Tensor>& inputs,
-                                         const c10d::AllgatherOptions& opts) {
-  TORCH_CHECK(outputs.size() == inputs.size(), "weft allgather_coalesced: ", outputs.size(),
+WorkPtr WeftBackend::AllGatherLists(std::vector<std::vector<at::Tensor>>& per_input,
+                                    std::vector<at::Tensor>& inputs, OpType type) {
+  TORCH_CHECK(per_input.size() == inputs.size(), "weft allgather: ", per_input.size(),
               " output lists but ", inputs.size(), " inputs");
   // weft gathers into one buffer: gather into a flat buffer per input, then copy the
-  // pieces into the caller's output list on completion.
+  // pieces into the caller's output tensors on completion.
   std::vector<at::Tensor> srcs, flats, result;
   CopyBacks copy_backs, unused;
   for (size_t i = 0; i < inputs.size(); ++i) {
     CheckCpuDense(inputs[i], "allgather");
-    TORCH_CHECK(static_cast<int>(outputs[i].size()) == size_, "weft allgather: output list ",
-                i, " has ", outputs[i].size(), " tensors, expected the world size ", size_);
+    TORCH_CHECK(static_cast<int>(per_input[i].size()) == size_, "weft allgather: output list ",
+                i, " has ", per_input[i].size(), " tensors, expected the world size ", size_);
     int64_t n = inputs[i].numel();
     srcs.push_back(ContiguousBuffer(inputs[i], false, unused));
     flats.push_back(at::empty({n * size_}, inputs[i].options()));
     for (int r = 0; r < size_; ++r) {
-      const at::Tensor& o = outputs[i][r];
+      const at::Tensor& o = per_input[i][r];
       CheckCpuDense(o, "allgather");
       CheckSameType(o, inputs[i], "allgather");
       TORCH_CHECK_VALUE(o.numel() == n, "weft allgather: output tensors must have as many "
@@ -282,16 +282,32 @@ WorkPtr WeftBackend::allgather_coalesced(std::vector<std::vector<at::Tensor>>& o
   };
   std::vector<at::Tensor> keep = srcs;
   keep.insert(keep.end(), flats.begin(), flats.end());
-  return Launch(inputs.size() == 1 ? OpType::ALLGATHER : OpType::ALLGATHER_COALESCED,
-                "allgather", result, issue, CopyBackFn(std::move(copy_backs)),
+  return Launch(type, "allgather", result, issue, CopyBackFn(std::move(copy_backs)),
                 std::move(keep));
+}
+
+WorkPtr WeftBackend::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
+                                         std::vector<at::Tensor>& inputs,
+                                         const c10d::AllgatherOptions& opts) {
+  // torch passes one output list per rank (outputs[r][i]: input i of rank r, as gloo
+  // takes them); AllGatherLists wants one list per input.
+  TORCH_CHECK(static_cast<int>(outputs.size()) == size_, "weft allgather_coalesced: ",
+              outputs.size(), " output lists, expected one per rank (", size_, ")");
+  std::vector<std::vector<at::Tensor>> per_input(inputs.size());
+  for (int r = 0; r < size_; ++r) {
+    TORCH_CHECK(outputs[r].size() == inputs.size(), "weft allgather_coalesced: output list ",
+                r, " has ", outputs[r].size(), " tensors, expected one per input (",
+                inputs.size(), ")");
+    for (size_t i = 0; i < inputs.size(); ++i) per_input[i].push_back(outputs[r][i]);
+  }
+  return AllGatherLists(per_input, inputs, OpType::ALLGATHER_COALESCED);
 }
 
 WorkPtr WeftBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
                                std::vector<at::Tensor>& inputs,
                                const c10d::AllgatherOptions& opts) {
   Single(inputs, "allgather");
-  return allgather_coalesced(outputs, inputs, opts);
+  return AllGatherLists(outputs, inputs, OpType::ALLGATHER);
 }
 
 WorkPtr WeftBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,

@@ -29,6 +29,10 @@ class WeftBackend : public c10d::Backend {
   const std::string getBackendName() const override { return "weft"; }
   uint64_t getSequenceNumberForGroup() override { return seq_; }
   void shutdown() override;
+  // From any thread, also while operations are in flight: they fail with weftAborted
+  // (bounded, about 100 ms) and the peers' calls fail naming this rank. The group is
+  // unusable afterwards.
+  void abort() override;
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                            const c10d::BroadcastOptions& opts) override;
@@ -100,6 +104,10 @@ class WeftBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> AllGatherTensors(std::vector<at::Tensor>& outputs,
                                                   std::vector<at::Tensor>& inputs,
                                                   c10d::OpType type);
+  // All-gathers inputs[i] into per_input[i] (world-size tensors each).
+  c10::intrusive_ptr<c10d::Work> AllGatherLists(std::vector<std::vector<at::Tensor>>& per_input,
+                                                std::vector<at::Tensor>& inputs,
+                                                c10d::OpType type);
   c10::intrusive_ptr<c10d::Work> ReduceScatterTensors(std::vector<at::Tensor>& outputs,
                                                       std::vector<at::Tensor>& inputs,
                                                       const c10d::ReduceOp& op,

@@ -25,6 +25,17 @@ void Completer::Drain() {
   if (thread_.joinable()) thread_.join();
 }
 
+void Completer::Abort() {
+  std::lock_guard<std::mutex> lock(comm_mu_);
+  if (comm_ != nullptr) weftCommAbort(comm_);  // frees comm_; pending requests fail soon
+  comm_ = nullptr;
+}
+
+std::string Completer::Describe(const char* name, weftResult_t r) {
+  std::lock_guard<std::mutex> lock(comm_mu_);
+  return DescribeFailure(name, r, comm_);  // comm_ == nullptr: the thread's last error
+}
+
 void Completer::Loop() {
   int idle_polls = 0;
   std::unique_lock<std::mutex> lock(mu_);
@@ -63,7 +74,7 @@ void Completer::Loop() {
 void Completer::WaitOrdered(PendingOp& op) {
   for (weftRequest_t req : op.requests) {
     weftResult_t r = weftWait(req);  // frees req; bounded by WEFT_TIMEOUT
-    if (r != weftSuccess && op.error.empty()) op.error = DescribeFailure(op.name, r, comm_);
+    if (r != weftSuccess && op.error.empty()) op.error = Describe(op.name, r);
   }
   op.requests.clear();
 }
@@ -76,7 +87,7 @@ void Completer::TestPointToPoint(std::vector<PendingOp>& done) {
       weftResult_t r = weftTest(reqs[i], &finished);
       if (r != weftSuccess) finished = 1;  // a failed request is freed too
       if (r != weftSuccess && it->error.empty())
-        it->error = DescribeFailure(it->name, r, comm_);
+        it->error = Describe(it->name, r);
       if (finished) {
         reqs[i] = reqs.back();
         reqs.pop_back();

@@ -48,6 +48,9 @@ class Completer {
   void Push(PendingOp op);
   // Waits for every pushed operation to complete, then stops the thread. Idempotent.
   void Drain();
+  // weftCommAbort on the communicator, from any thread: every pending request fails
+  // (weft: within about 100 ms) and its Work with it. The communicator is freed.
+  void Abort();
 
  private:
   void Loop();
@@ -55,7 +58,10 @@ class Completer {
   // Tests the point-to-point run at the head of the queue; moves finished ones to `done`.
   void TestPointToPoint(std::vector<PendingOp>& done);  // requires mu_
   void Finish(PendingOp& op);
+  // An error message for a failed request; safe against a concurrent Abort.
+  std::string Describe(const char* name, weftResult_t r);
 
+  std::mutex comm_mu_;  // comm_ against Abort freeing it while an error is described
   weftComm_t comm_;
   std::mutex mu_;
   std::condition_variable cv_;

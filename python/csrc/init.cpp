@@ -72,6 +72,14 @@ void WeftBackend::shutdown() {
   comm_ = nullptr;
 }
 
+void WeftBackend::abort() {
+  // The issue lock is held only while requests are issued (never while one is waited
+  // on), so taking it here is bounded and keeps a Launch from using a freed comm_.
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  if (completer_) completer_->Abort();
+  comm_ = nullptr;  // freed by weftCommAbort; shutdown only drains the completer now
+}
+
 c10::intrusive_ptr<c10d::Backend> CreateWeftBackend(const c10::intrusive_ptr<c10d::Store>& store,
                                                     int rank, int size,
                                                     const std::chrono::duration<float>& timeout) {
