@@ -32,8 +32,14 @@ constexpr LauncherVars kLaunchers[] = {
     {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", false},
     {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
      "OMPI_COMM_WORLD_LOCAL_SIZE", true},
+    // MPICH's and Intel MPI's Hydra (mpiexec): PMI-1/PMI-2 variables, unique to them.
+    {"mpich", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS", true},
     {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", nullptr, false},
 };
+
+// A PMIx launcher (prterun, srun --mpi=pmix) always sets PMIX_RANK, but the world size only
+// through PMIx's API, which libweft does not link; these variables carry it where set.
+constexpr const char* kPmixSizeVars[] = {"OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "WORLD_SIZE"};
 
 std::optional<std::string> Lookup(const EnvMap& env, const std::string& name) {
   auto it = env.find(name);
@@ -96,6 +102,18 @@ Status SplitHostPort(const std::string& name, const std::string& v, std::string*
   return Status::Ok();
 }
 
+}  // namespace
+
+uint16_t SlurmStorePort(long long job_id, long long step_id) {
+  // 10000-29999: below Linux's ephemeral range (32768-60999 by default, where connect()
+  // picks its source ports, so a store there could find its port taken by any outgoing
+  // connection) and above the privileged ports. The step's last digit takes part, so up
+  // to 10 steps of one job running at once get different ports.
+  return static_cast<uint16_t>(10000 + (job_id % 2000) * 10 + step_id % 10);
+}
+
+namespace {
+
 bool IsTrue(const std::optional<std::string>& v) {
   return v && (strcasecmp(v->c_str(), "true") == 0 || *v == "1");
 }
@@ -134,7 +152,11 @@ Status ResolveStore(const EnvMap& env, LaunchInfo* info) {
     WEFT_ASSIGN_OR_RETURN(info->store_host, FirstSlurmHost(*list));
     if (auto job = Lookup(env, "SLURM_JOB_ID")) {
       WEFT_ASSIGN_OR_RETURN(long long id, ParseNonNegative("SLURM_JOB_ID", *job, 1LL << 40));
-      port = static_cast<uint16_t>(20000 + id % 20000);
+      long long step = 0;
+      if (auto st = Lookup(env, "SLURM_STEP_ID")) {
+        WEFT_ASSIGN_OR_RETURN(step, ParseNonNegative("SLURM_STEP_ID", *st, 1LL << 40));
+      }
+      port = SlurmStorePort(id, step);
     }
   } else {
     return InvalidArgument(info->launcher + ": no store address: set WEFT_STORE_ADDR "
@@ -186,6 +208,25 @@ Status FillLocal(const EnvMap& env, const LauncherVars& l, LaunchInfo* info) {
   return Status::Ok();
 }
 
+// PMIX_RANK with the size from kPmixSizeVars; local rank and size are not known (0/1).
+Result<LaunchInfo> DetectPmix(const EnvMap& env) {
+  LaunchInfo info;
+  info.launcher = "pmix";
+  const char* size_var = nullptr;
+  for (const char* v : kPmixSizeVars)
+    if (size_var == nullptr && Lookup(env, v)) size_var = v;
+  if (size_var == nullptr)
+    return InvalidArgument("pmix: PMIX_RANK is set but the world size is not: none of "
+                           "OMPI_COMM_WORLD_SIZE, SLURM_NTASKS, WORLD_SIZE is set");
+  WEFT_ASSIGN_OR_RETURN(info.world_size, IntVar(env, size_var, 1));
+  WEFT_ASSIGN_OR_RETURN(info.rank, IntVar(env, "PMIX_RANK", 0));
+  if (info.rank >= info.world_size)
+    return InvalidArgument("PMIX_RANK=" + std::to_string(info.rank) + " is not below " +
+                           size_var + "=" + std::to_string(info.world_size));
+  WEFT_RETURN_IF_ERROR(ResolveStore(env, &info));
+  return info;
+}
+
 }  // namespace
 
 Result<LaunchInfo> DetectLaunch(const EnvMap& env) {
@@ -209,10 +250,12 @@ Result<LaunchInfo> DetectLaunch(const EnvMap& env) {
     WEFT_RETURN_IF_ERROR(ResolveStore(env, &info));
     return info;
   }
+  if (Lookup(env, "PMIX_RANK")) return DetectPmix(env);
   return InvalidArgument(
       "no launcher environment found; looked for WEFT_RANK+WEFT_WORLD_SIZE (weftrun), "
       "RANK+WORLD_SIZE (torchrun), OMPI_COMM_WORLD_RANK+OMPI_COMM_WORLD_SIZE (Open MPI), "
-      "SLURM_PROCID+SLURM_NTASKS (Slurm)");
+      "PMI_RANK+PMI_SIZE (MPICH, Intel MPI), SLURM_PROCID+SLURM_NTASKS (Slurm), PMIX_RANK "
+      "(PMIx); with no launcher, start the ranks with weftrun -n N");
 }
 
 Result<LaunchInfo> DetectLaunch() {

@@ -10,11 +10,15 @@
 //             OMPI_COMM_WORLD_LOCAL_SIZE, + MASTER_ADDR/MASTER_PORT or WEFT_STORE_ADDR.
 //             Checked before Slurm: under mpirun inside an allocation SLURM_PROCID is the
 //             index of Open MPI's daemon, not the rank.
+//   MPICH / Intel MPI (Hydra mpiexec): PMI_RANK, PMI_SIZE, MPI_LOCALRANKID,
+//             MPI_LOCALNRANKS, + MASTER_ADDR/MASTER_PORT or WEFT_STORE_ADDR.
 //   Slurm:    SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NTASKS_PER_NODE /
 //             SLURM_TASKS_PER_NODE (+ SLURM_NODEID), + MASTER_ADDR/MASTER_PORT, or else
 //             the first host of SLURM_STEP_NODELIST/SLURM_JOB_NODELIST with port
-//             20000 + (SLURM_JOB_ID % 20000) (every rank of a job derives the same port;
-//             concurrent jobs on one node almost never collide).
+//             SlurmStorePort(SLURM_JOB_ID, SLURM_STEP_ID) (every rank of a step derives the
+//             same port).
+//   PMIx:     last, PMIX_RANK, the size from OMPI_COMM_WORLD_SIZE, SLURM_NTASKS or
+//             WORLD_SIZE, + MASTER_ADDR/MASTER_PORT or WEFT_STORE_ADDR.
 // WEFT_STORE_ADDR, when set, overrides the store address of any launcher; WEFT_STORE_PORT
 // overrides the port (of any source). When no launcher provides a store, rank 0 hosts it:
 // `host_store` is true on rank 0 for every launcher except weftrun with WEFT_STORE_ADDR.
@@ -32,7 +36,7 @@
 namespace weft::bootstrap {
 
 struct LaunchInfo {
-  std::string launcher;   // "weftrun", "torchrun", "slurm", "openmpi"
+  std::string launcher;   // "weftrun", "torchrun", "openmpi", "mpich", "slurm", "pmix"
   int rank = 0;
   int world_size = 1;
   int local_rank = 0;
@@ -49,6 +53,10 @@ Result<LaunchInfo> DetectLaunch();
 // From an explicit map (for tests). InvalidArgument names the missing or malformed
 // variable; when nothing is found the message lists what was looked for.
 Result<LaunchInfo> DetectLaunch(const EnvMap& env);
+
+// The Slurm store port of a job step: 10000 + (job % 2000) * 10 + step % 10, which stays
+// in 10000-29999, below the kernel's ephemeral range (launcher_env.cc says why).
+uint16_t SlurmStorePort(long long job_id, long long step_id);
 
 // Expands the first host of a Slurm hostlist: "node[01-04,07],gpu5" -> "node01".
 Result<std::string> FirstSlurmHost(const std::string& nodelist);

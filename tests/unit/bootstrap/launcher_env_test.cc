@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "bootstrap/launcher_env.h"
 #include "bootstrap/slurm_hostlist.h"
 
@@ -158,7 +160,7 @@ TEST(DetectLaunch, SlurmDerivesHostAndPort) {
   EXPECT_EQ(r->local_rank, 1);
   EXPECT_EQ(r->local_world_size, 4);
   EXPECT_EQ(r->store_host, "node01");
-  EXPECT_EQ(r->store_port, 20000 + 123456 % 20000);
+  EXPECT_EQ(r->store_port, SlurmStorePort(123456, 0));
   EXPECT_FALSE(r->host_store);
 }
 
@@ -226,8 +228,68 @@ TEST(DetectLaunch, OpenMpi) {
   ExpectInvalid(env, "OMPI_COMM_WORLD_SIZE");
 }
 
+// The derived port stays below Linux's default ephemeral range (32768-60999), where an
+// outgoing connection's source port could already hold it, and differs per job step.
+TEST(DetectLaunch, SlurmPortOutsideTheEphemeralRangeAndPerStep) {
+  for (long long job : {0LL, 1LL, 1999LL, 2000LL, 123456LL, (1LL << 40) - 1}) {
+    for (long long step : {0LL, 1LL, 9LL, 10LL, 4294967294LL}) {
+      const uint16_t p = SlurmStorePort(job, step);
+      EXPECT_GE(p, 10000) << job << "." << step;
+      EXPECT_LT(p, 30000) << job << "." << step;
+    }
+  }
+  std::set<uint16_t> steps;
+  for (long long step = 0; step < 10; ++step) steps.insert(SlurmStorePort(123456, step));
+  EXPECT_EQ(steps.size(), 10u);  // ten concurrent steps of one job: ten ports
+  EnvMap env = Slurm();
+  env["SLURM_STEP_ID"] = "3";
+  EXPECT_EQ(DetectLaunch(env)->store_port, SlurmStorePort(123456, 3));
+  env["SLURM_STEP_ID"] = "x";
+  ExpectInvalid(env, "SLURM_STEP_ID");
+}
+
+// MPICH's and Intel MPI's Hydra mpiexec: PMI_RANK/PMI_SIZE, MPI_LOCALRANKID/MPI_LOCALNRANKS.
+TEST(DetectLaunch, Mpich) {
+  EnvMap env = {{"PMI_RANK", "3"}, {"PMI_SIZE", "4"}, {"MPI_LOCALRANKID", "1"},
+                {"MPI_LOCALNRANKS", "2"}, {"MASTER_ADDR", "head"}, {"MASTER_PORT", "7100"}};
+  auto r = DetectLaunch(env);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->launcher, "mpich");
+  EXPECT_EQ(r->rank, 3);
+  EXPECT_EQ(r->world_size, 4);
+  EXPECT_EQ(r->local_rank, 1);
+  EXPECT_EQ(r->local_world_size, 2);
+  EXPECT_EQ(r->store_host, "head");
+  EXPECT_EQ(r->store_port, 7100);
+  env["PMI_RANK"] = "4";
+  ExpectInvalid(env, "PMI_RANK=4 is not below PMI_SIZE=4");
+  env.erase("PMI_SIZE");
+  ExpectInvalid(env, "PMI_RANK is set but PMI_SIZE is not");
+}
+
+// PMIx gives the size only through its API; weft takes it from the variables beside it.
+TEST(DetectLaunch, PmixRankWithSizeFromTheLauncher) {
+  EnvMap env = {{"PMIX_RANK", "1"}, {"WORLD_SIZE", "2"}, {"WEFT_STORE_ADDR", "h:5000"}};
+  auto r = DetectLaunch(env);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->launcher, "pmix");
+  EXPECT_EQ(r->rank, 1);
+  EXPECT_EQ(r->world_size, 2);
+  EXPECT_EQ(r->store_port, 5000);
+  env["PMIX_RANK"] = "2";
+  ExpectInvalid(env, "PMIX_RANK=2 is not below WORLD_SIZE=2");
+  env.erase("WORLD_SIZE");
+  ExpectInvalid(env, "PMIX_RANK is set but the world size is not");
+  // Open MPI 5 sets PMIX_RANK beside its own variables: Open MPI's row wins.
+  env = {{"PMIX_RANK", "0"}, {"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"},
+         {"WEFT_STORE_ADDR", "h:5000"}};
+  EXPECT_EQ(DetectLaunch(env)->launcher, "openmpi");
+}
+
 TEST(DetectLaunch, NothingFoundListsWhatWasLookedFor) {
   ExpectInvalid({{"PATH", "/bin"}}, "WEFT_RANK");
+  ExpectInvalid({{"PATH", "/bin"}}, "PMI_RANK+PMI_SIZE (MPICH, Intel MPI)");
+  ExpectInvalid({{"PATH", "/bin"}}, "start the ranks with weftrun -n N");
   ExpectInvalid({{"RANK", "0"}}, "SLURM_PROCID");       // RANK alone is not torchrun
   ExpectInvalid({{"WEFT_RANK", ""}}, "OMPI_COMM_WORLD_RANK");  // empty = unset
 }
