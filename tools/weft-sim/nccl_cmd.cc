@@ -35,12 +35,16 @@ struct Row {
 Result<std::map<std::string, NcclFigures>> FiguresByInstance(const nlohmann::json& j) {
   std::map<std::string, NcclFigures> by_instance;
   if (!j.contains("sets")) return InvalidArgument("figures: no \"sets\"");
-  for (const auto& s : j["sets"]) {
-    NcclFigures f;
-    f.base_us = s.at("base_us"), f.net_hop_us = s.at("net_hop_us");
-    f.nvlink_hop_us = s.at("nvlink_hop_us"), f.nic_fraction = s.at("nic_fraction");
-    f.nvlink_fraction = s.at("nvlink_fraction"), f.nvls = s.at("nvls");
-    for (const auto& i : s.at("instances")) by_instance[i.get<std::string>()] = f;
+  try {  // a missing or mistyped figure is reported, not thrown
+    for (const auto& s : j["sets"]) {
+      NcclFigures f;
+      f.base_us = s.at("base_us"), f.net_hop_us = s.at("net_hop_us");
+      f.nvlink_hop_us = s.at("nvlink_hop_us"), f.nic_fraction = s.at("nic_fraction");
+      f.nvlink_fraction = s.at("nvlink_fraction"), f.nvls = s.at("nvls");
+      for (const auto& i : s.at("instances")) by_instance[i.get<std::string>()] = f;
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument(std::string("figures: ") + e.what());
   }
   return by_instance;
 }
@@ -67,7 +71,7 @@ Status Refit(const Catalog& catalog, const std::vector<PublishedRow>& rows, nloh
       if (!c.ok()) return c.status();
       samples.push_back({*c, r.bytes, r.busbw_gbps});
     }
-    if (samples.empty()) return InvalidArgument("no fit rows for " + s["name"].get<std::string>());
+    if (samples.empty()) return InvalidArgument("no fit rows for the set " + s.value("name", std::string("?")));
     const NcclFigures f = FitNcclFigures(samples, s["nvls"].get<bool>());
     // Rounded to `per` steps (dividing by an integer gives the shortest decimal back).
     auto round = [](double v, double per) { return std::round(v * per) / per; };
@@ -148,7 +152,9 @@ int RunNcclValidate(const NcclValidateOptions& o) {
     fmt::print(stderr, "weft-sim: {}: {}\n", figures, e.what());
     return 1;
   }
-  if (o.fit) {
+  if (!FiguresByInstance(j).ok())
+    return fmt::print(stderr, "weft-sim: {}: {}\n", figures, FiguresByInstance(j).status().ToString()), 1;
+  if (o.fit) {  // the sets' structure was checked just above, so Refit's lookups hold
     const Status s = Refit(*catalog, *published, &j);
     if (!s.ok()) return fmt::print(stderr, "weft-sim: {}\n", s.ToString()), 1;
     std::ofstream(figures) << j.dump(2) << "\n";
