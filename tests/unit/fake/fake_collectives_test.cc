@@ -135,8 +135,9 @@ TEST_P(FakeCollectives, AllGatherAndBroadcast) {
 
 INSTANTIATE_TEST_SUITE_P(Paths, FakeCollectives,
                          ::testing::Values(Case{2, "direct"}, Case{4, "direct"},
-                                           Case{9, "direct"}, Case{2, "staged"},
-                                           Case{9, "staged"}),
+                                           Case{9, "direct"}, Case{16, "direct"},
+                                           Case{2, "staged"},
+                                           Case{9, "staged"}, Case{16, "staged"}),
                          [](const auto& info) {
                            return std::to_string(info.param.ranks) + "ranks_" + info.param.path;
                          });
