@@ -60,6 +60,7 @@ WorkPtr WeftBackend::Launch(OpType type, const char* name, std::vector<at::Tenso
   op.requests = std::move(issuer.requests);
   op.error = std::move(issuer.error);
   if (!point_to_point) ++seq_;
+  if (coalescing_) coalesced_.push_back(work);
   completer_->Push(std::move(op));
   return work;
 }

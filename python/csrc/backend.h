@@ -34,6 +34,13 @@ class WeftBackend : public c10d::Backend {
   // unusable afterwards.
   void abort() override;
 
+  // Coalescing (torch's _coalescing_manager, batch_isend_irecv): the ops issued in
+  // between run as they are issued (weft's calls are non-blocking already); the Work of
+  // endCoalescing completes when all of them have, failing with the first error.
+  bool supportsCoalescing() const override { return true; }
+  void startCoalescing() override;
+  c10::intrusive_ptr<c10d::Work> endCoalescing() override;
+
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                            const c10d::BroadcastOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
@@ -124,6 +131,8 @@ class WeftBackend : public c10d::Backend {
   std::mutex issue_mu_;  // weft: one thread at a time per communicator
   std::unique_ptr<Completer> completer_;
   uint64_t seq_ = 0;  // collectives issued (getSequenceNumberForGroup)
+  bool coalescing_ = false;  // between startCoalescing and endCoalescing (issue_mu_)
+  std::vector<c10::intrusive_ptr<WeftWork>> coalesced_;  // their Works (issue_mu_)
 };
 
 c10::intrusive_ptr<c10d::Backend> CreateWeftBackend(const c10::intrusive_ptr<c10d::Store>& store,
