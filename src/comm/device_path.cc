@@ -63,6 +63,7 @@ Result<std::unique_ptr<DevicePath>> DevicePath::Create(int device, Host host) {
     return InvalidArgument(fmt::format(
         "WEFT_CUDA_STAGE_CHUNK={}: expected 0 (unchunked) or at least 4096 bytes", chunk));
   p->stage_chunk_bytes_ = static_cast<size_t>(chunk);
+  p->staging_.set_chunk_bytes(p->stage_chunk_bytes_);
   // Created on `device`, leaving the caller's current device as it was.
   const int previous = gpu::CurrentDevice();
   WEFT_RETURN_IF_ERROR(gpu::SetDevice(device));

@@ -1,11 +1,14 @@
 #include "comm/stream_staging.h"
 
+#include <algorithm>
+
 #include <atomic>
 #include <chrono>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "comm/staged_pipeline.h"
 #include "gpu/device.h"
 #include "gpu/runtime.h"
 #include "sched/schedule.h"
@@ -17,7 +20,12 @@ namespace {
 // bounded by WEFT_TIMEOUT, so is that wait.
 constexpr size_t kMaxSlots = 64;
 
-enum Flag { kReady = 0, kGo = 1, kFree = 2 };
+// A slot's flags: "free", then "ready" and "go" for each chunk (one when unchunked).
+constexpr size_t kFree = 0;
+constexpr size_t kMaxChunks = StagedPipeline::kMaxChunks;
+constexpr size_t kFlagWords = 1 + 2 * kMaxChunks;
+size_t Ready(size_t k) { return 1 + 2 * k; }
+size_t Go(size_t k) { return 2 + 2 * k; }
 
 uint32_t Load(const uint32_t* flag) {
   return std::atomic_ref<uint32_t>(*const_cast<uint32_t*>(flag)).load(std::memory_order_acquire);
@@ -63,7 +71,7 @@ Call StagingLayout::HostCall(const Call& call, char* region) const {
 
 struct StreamStaging::Slot {
   gpu::PinnedBuffer region;
-  uint32_t* flags = nullptr;  // kReady, kGo, kFree: pinned, from the device
+  uint32_t* flags = nullptr;  // kFlagWords: pinned, from the device
   uint32_t gen = 0;           // the last use's value; free once flags[kFree] == gen
 };
 
@@ -71,6 +79,8 @@ struct StagedCall {
   Call host;          // over the slot's region
   uint32_t* flags;    // the slot's
   uint32_t gen;
+  size_t chunks = 1;  // the host call split in this many (the last may be shorter)
+  size_t chunk = 0;   // bytes of each but the last; 0 when unchunked
 };
 
 StreamStaging::StreamStaging(int rank, int size) : rank_(rank), size_(size) {}
@@ -87,9 +97,9 @@ Result<StreamStaging::Slot*> StreamStaging::FreeSlot() {
     gpu::Device* d = gpu::ActiveDevice();
     if (d == nullptr) return InvalidArgument(gpu::NoDeviceReason());
     auto slot = std::make_unique<Slot>();
-    WEFT_ASSIGN_OR_RETURN(void* flags, d->AllocPinned(3 * sizeof(uint32_t)));
+    WEFT_ASSIGN_OR_RETURN(void* flags, d->AllocPinned(kFlagWords * sizeof(uint32_t)));
     slot->flags = static_cast<uint32_t*>(flags);
-    for (int i = 0; i < 3; ++i) std::atomic_ref<uint32_t>(slot->flags[i]).store(0);
+    for (size_t i = 0; i < kFlagWords; ++i) std::atomic_ref<uint32_t>(slot->flags[i]).store(0);
     slots_.push_back(std::move(slot));
     return slots_.back().get();
   }
@@ -105,49 +115,86 @@ Result<std::shared_ptr<StagedCall>> StreamStaging::Enqueue(const Call& call, voi
   WEFT_ASSIGN_OR_RETURN(void* p, slot->region.Reserve(std::max<size_t>(l.region_bytes, 64)));
   char* region = static_cast<char*>(p);
   const uint32_t gen = slot->gen + 1;
-  if (l.in_dev)
-    WEFT_RETURN_IF_ERROR(d->CopyAsync(region + l.in_offset, call.send, l.in_bytes, stream));
-  WEFT_RETURN_IF_ERROR(d->WriteFlagAsync(slot->flags + kReady, gen, stream));
-  WEFT_RETURN_IF_ERROR(d->WaitFlagAsync(slot->flags + kGo, gen, stream));
-  if (l.out_dev)
-    WEFT_RETURN_IF_ERROR(d->CopyAsync(call.recv, region + l.out_offset, l.out_bytes, stream));
-  WEFT_RETURN_IF_ERROR(d->WriteFlagAsync(slot->flags + kFree, gen, stream));
-  slot->gen = gen;  // in use until the stream writes kFree
   auto staged = std::make_shared<StagedCall>();
   staged->host = l.HostCall(call, region);
   staged->flags = slot->flags;
   staged->gen = gen;
+  staged->chunk = StagedPipeline::ChunkBytesFor(call, chunk_bytes_);
+  const size_t total = call.count * DataTypeSize(call.dtype);
+  if (staged->chunk > 0) staged->chunks = (total + staged->chunk - 1) / staged->chunk;
+  // Chunk k's bytes [first, first + n) of the input and of the output.
+  auto piece = [&](size_t k, size_t whole) -> std::pair<size_t, size_t> {
+    if (staged->chunk == 0) return {0, whole};
+    const size_t first = k * staged->chunk;
+    return {first, std::min(staged->chunk, total - first)};
+  };
+  for (size_t k = 0; k < staged->chunks; ++k) {
+    auto [first, n] = piece(k, l.in_bytes);
+    if (l.in_dev)
+      WEFT_RETURN_IF_ERROR(d->CopyAsync(region + l.in_offset + first,
+                                        static_cast<const char*>(call.send) + first, n, stream));
+    WEFT_RETURN_IF_ERROR(d->WriteFlagAsync(slot->flags + Ready(k), gen, stream));
+  }
+  for (size_t k = 0; k < staged->chunks; ++k) {
+    auto [first, n] = piece(k, l.out_bytes);
+    WEFT_RETURN_IF_ERROR(d->WaitFlagAsync(slot->flags + Go(k), gen, stream));
+    if (l.out_dev)
+      WEFT_RETURN_IF_ERROR(d->CopyAsync(static_cast<char*>(call.recv) + first,
+                                        region + l.out_offset + first, n, stream));
+  }
+  WEFT_RETURN_IF_ERROR(d->WriteFlagAsync(slot->flags + kFree, gen, stream));
+  slot->gen = gen;  // in use until the stream writes kFree
   return staged;
 }
 
 Status StreamStaging::RunHost(StagedCall& s, const Deadline& deadline,
                               const std::atomic<bool>* abort,
                               const std::function<Status(const Call&)>& execute) {
+  const size_t es = DataTypeSize(s.host.dtype);
+  const size_t total = s.host.count * es;
   Status st;
-  for (int spins = 0; Load(s.flags + kReady) < s.gen; ++spins) {
-    if (abort != nullptr && abort->load(std::memory_order_relaxed)) {
-      st = Aborted("the communicator was aborted while the stream had not reached the call");
-      break;
+  for (size_t k = 0; k < s.chunks && st.ok(); ++k) {
+    st = WaitReady(s, k, deadline, abort);
+    if (!st.ok()) break;
+    if (s.chunk == 0) {
+      st = execute(s.host);
+    } else {
+      const size_t first = k * s.chunk;
+      Call piece = s.host;
+      if (piece.send != nullptr) piece.send = static_cast<const char*>(piece.send) + first;
+      if (piece.recv != nullptr) piece.recv = static_cast<char*>(piece.recv) + first;
+      piece.count = std::min(s.chunk, total - first) / es;
+      st = execute(piece);
+      if (!st.ok()) st = st.WithContext(fmt::format("staged chunk {} of {}", k + 1, s.chunks));
     }
-    if (deadline.expired()) {
-      st = DeadlineExceeded(
-          "the caller's stream did not reach the operation in time (work queued before it on "
-          "the stream is still running)");
-      break;
-    }
-    if (spins < 1000)
-      std::this_thread::yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (st.ok())
+      std::atomic_ref<uint32_t>(s.flags[Go(k)]).store(s.gen, std::memory_order_release);
   }
-  if (st.ok()) st = execute(s.host);
   // Always: on an error the output is undefined and the communicator reports it.
   Release(s);
   return st;
 }
 
+Status StreamStaging::WaitReady(const StagedCall& s, size_t k, const Deadline& deadline,
+                                const std::atomic<bool>* abort) {
+  for (int spins = 0; Load(s.flags + Ready(k)) < s.gen; ++spins) {
+    if (abort != nullptr && abort->load(std::memory_order_relaxed))
+      return Aborted("the communicator was aborted while the stream had not reached the call");
+    if (deadline.expired())
+      return DeadlineExceeded(
+          "the caller's stream did not reach the operation in time (work queued before it on "
+          "the stream is still running)");
+    if (spins < 1000)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  return Status::Ok();
+}
+
 void StreamStaging::Release(StagedCall& s) {
-  std::atomic_ref<uint32_t>(s.flags[kGo]).store(s.gen, std::memory_order_release);
+  for (size_t k = 0; k < s.chunks; ++k)
+    std::atomic_ref<uint32_t>(s.flags[Go(k)]).store(s.gen, std::memory_order_release);
 }
 
 }  // namespace weft::comm

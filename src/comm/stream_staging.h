@@ -8,10 +8,18 @@
 // "ready", a wait for "go", the output's copy back, "free". RunHost (the worker) waits
 // for "ready" by reading host memory, runs the host collective on the pinned copies, and
 // writes "go" on success and failure alike, so the stream never waits forever. A slot
-// (pinned buffer and its three flags) is reused once the stream has written its "free".
+// (pinned buffer and its flags) is reused once the stream has written its "free".
+//
+// Allreduce, broadcast and reduce of at least two chunks (StagedPipeline::ChunkBytesFor,
+// the same rule as the worker's staged path, so ranks on either path chunk alike) go in
+// chunks, each with its own "ready" and "go": the stream copies every chunk down and
+// marks it ready, then, chunk by chunk, waits for its "go" and copies it back. The host
+// collective of chunk k runs while later chunks are still copied down and earlier ones
+// copied back.
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -45,6 +53,8 @@ struct StagedCall;  // a call in flight on a stream (stream_staging.cc)
 class StreamStaging {
  public:
   StreamStaging(int rank, int size);
+  // WEFT_CUDA_STAGE_CHUNK (0: unchunked); set before the first Enqueue.
+  void set_chunk_bytes(size_t bytes) { chunk_bytes_ = bytes; }
   ~StreamStaging();
 
   // On the calling thread, with `call` validated and its device current.
@@ -59,8 +69,12 @@ class StreamStaging {
  private:
   struct Slot;
   Result<Slot*> FreeSlot();
+  // Until the stream has marked chunk k ready, bounded by `deadline` and `*abort`.
+  static Status WaitReady(const StagedCall& s, size_t k, const Deadline& deadline,
+                          const std::atomic<bool>* abort);
 
   const int rank_, size_;
+  size_t chunk_bytes_ = 0;
   std::vector<std::unique_ptr<Slot>> slots_;  // the calling thread's only
 };
 

@@ -92,6 +92,43 @@ TEST_P(FakeStagedPipeline, ChunkedAllReduceBroadcastAndReduceAreRight) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, FakeStagedPipeline, ::testing::Values(2, 4, 9));
 
+// Staged on the caller's stream (memop): each chunk has its own ready and go flags, so the
+// stream waits for a go per chunk, and the results are right once the stream has run.
+TEST_P(FakeStagedPipeline, ChunkedOnTheStreamAreRight) {
+  const int n = GetParam();
+  ASSERT_NE(ActiveFake(), nullptr);
+  ScopedEnv wait("WEFT_CUDA_STREAM_WAIT", "memop");
+  ScopedEnv path("WEFT_CUDA_PATH", "staged");
+  ScopedEnv chunk("WEFT_CUDA_STAGE_CHUNK", "4096");
+  (void)Fake().TakeLog();
+  RunRanks(n, [&](int rank, weftComm_t comm) {
+    auto stream = Fake().CreateStream();
+    ASSERT_TRUE(stream.ok());
+    auto st = static_cast<weftStream_t>(stream.value());
+    std::vector<int32_t> mine(kCount), sum(kCount, 0);
+    for (size_t i = 0; i < kCount; ++i) {
+      mine[i] = Value(rank, i);
+      for (int r = 0; r < n; ++r) sum[i] += Value(r, i);
+    }
+    int32_t* in = DeviceInts(mine);
+    int32_t* out = DeviceInts(std::vector<int32_t>(kCount, -1));
+    ASSERT_TRUE(Fake().DelayAsync(50'000, st).ok());
+    ASSERT_EQ(weftAllReduceStream(in, out, kCount, weftInt32, weftSum, comm, st), weftSuccess)
+        << weftGetLastError(comm);
+    ASSERT_EQ(weftAllReduceStream(in, in, kCount, weftInt32, weftSum, comm, st), weftSuccess)
+        << weftGetLastError(comm);
+    ASSERT_TRUE(Fake().SyncStream(stream.value(), Deadline::AfterSeconds(60)).ok());
+    EXPECT_EQ(HostInts(out, kCount), sum) << "rank " << rank << ": out of place";
+    EXPECT_EQ(HostInts(in, kCount), sum) << "rank " << rank << ": in place";
+    Fake().DestroyStream(stream.value());
+    Fake().FreeDevice(in);
+    Fake().FreeDevice(out);
+  });
+  size_t waits = 0;
+  for (const auto& e : Fake().TakeLog()) waits += e.call == "WaitFlagAsync";
+  EXPECT_EQ(waits, static_cast<size_t>(10 * 2 * n)) << "one go per chunk, 10 chunks, 2 calls";
+}
+
 TEST(FakeStagedPipelineSetting, BadValuesAreRefusedByName) {
   ASSERT_NE(ActiveFake(), nullptr);
   ScopedEnv path("WEFT_CUDA_PATH", "staged");
