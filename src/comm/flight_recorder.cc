@@ -1,11 +1,14 @@
 #include "comm/flight_recorder.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <set>
 #include <thread>
@@ -56,7 +59,8 @@ void OnSigusr1(int) {
   }
 }
 
-// Installs the SIGUSR1 handler and its thread once, when the directory is set.
+// Installs the SIGUSR1 handler and its thread once, with the first recorder: SIGUSR1 asks
+// a rank what it waits for, so it never ends the process (its default action would).
 void StartSignalDumperOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -69,7 +73,7 @@ void StartSignalDumperOnce() {
       while (read(rfd, &b, 1) > 0) {
         Registry& reg = GetRegistry();
         MutexLock lock(&reg.mu);
-        for (FlightRecorder* fr : reg.live) fr->DumpIfEnabled("SIGUSR1");
+        for (FlightRecorder* fr : reg.live) fr->DumpTo(SignalDumpDir(), "SIGUSR1");
       }
     }).detach();
     struct sigaction sa {};
@@ -110,7 +114,7 @@ FlightRecorder::FlightRecorder(uint64_t comm_id, int rank, int size)
   Result<long long> entries = EntriesFromEnv();
   const long long n = entries.ok() ? entries.value() : 64;
   for (long long i = 0; i < n; ++i) ring_.push_back(std::make_unique<Entry>());
-  if (!Dir().empty()) StartSignalDumperOnce();
+  StartSignalDumperOnce();
   Registry& reg = GetRegistry();
   MutexLock lock(&reg.mu);
   reg.live.insert(this);
@@ -255,9 +259,24 @@ std::string FlightRecorder::ToJson(std::string_view reason) const {
   return out;
 }
 
+std::string SignalDumpDir() {
+  std::string dir = Dir();
+  if (!dir.empty()) return dir;
+  // Per user, so a shared /tmp does not mix users' dumps or let one write another's.
+  const std::string tmp = GetEnv("TMPDIR").value_or("/tmp");
+  dir = fmt::format("{}/weft-flight-recorder-{}", tmp, getuid());
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    WEFT_WARN("flight recorder: cannot create {}: {}", dir, std::strerror(errno));
+  return dir;
+}
+
 void FlightRecorder::DumpIfEnabled(std::string_view reason) const {
   const std::string dir = Dir();
   if (dir.empty()) return;
+  DumpTo(dir, reason);
+}
+
+void FlightRecorder::DumpTo(const std::string& dir, std::string_view reason) const {
   const std::string json = ToJson(reason);
   const std::string path = fmt::format("{}/weft-fr-{:016x}-r{}.json", dir, comm_id_, rank_);
   const std::string tmp = path + ".tmp";

@@ -23,6 +23,11 @@
 
 namespace weft::comm {
 
+// Where a SIGUSR1 dump goes: WEFT_FLIGHT_RECORDER_DIR, else (created, mode 0700)
+// ${TMPDIR:-/tmp}/weft-flight-recorder-<uid>. Failures and timeouts dump only when
+// WEFT_FLIGHT_RECORDER_DIR is set; a signal is an explicit request, so it always dumps.
+std::string SignalDumpDir();
+
 class FlightRecorder {
  public:
   // WEFT_FLIGHT_RECORDER_ENTRIES (default 64) entries are kept.
@@ -54,6 +59,8 @@ class FlightRecorder {
   // Writes <dir>/weft-fr-<comm>-r<rank>.json when WEFT_FLIGHT_RECORDER_DIR is set
   // (replacing an older dump of the same rank); a no-op otherwise.
   void DumpIfEnabled(std::string_view reason) const;
+  // Writes the dump into `dir` whatever WEFT_FLIGHT_RECORDER_DIR says (SIGUSR1's dumps).
+  void DumpTo(const std::string& dir, std::string_view reason) const;
 
  private:
   // Every field is written by the one writer between two increments of `version` (odd

@@ -20,6 +20,7 @@
 
 #include "bootstrap/job_key.h"
 #include "bootstrap/store.h"
+#include "comm/flight_recorder.h"
 #include "core/env.h"
 #include "net/socket.h"
 #include "options.h"
@@ -61,6 +62,14 @@ std::string FreePort(weft::net::SockAddr host) {
 }
 
 }  // namespace
+
+// The ranks' SIGUSR1 dump folder: WEFT_FLIGHT_RECORDER_DIR as the ranks get it (-x wins
+// over weftrun's own environment), else the library's default.
+std::string DumpDir(const weftrun::Options& o) {
+  for (const auto& [k, v] : o.extra_env)
+    if (k == "WEFT_FLIGHT_RECORDER_DIR" && !v.empty()) return v;
+  return weft::comm::SignalDumpDir();
+}
 
 int main(int argc, char** argv) {
   auto parsed = weftrun::ParseOptions(argc, argv);
@@ -109,8 +118,9 @@ int main(int argc, char** argv) {
   const std::string store_addr = (*store)->address().ToString();
   const std::string aux_port = FreePort((*store)->address());
 
-  weftrun::Supervisor supervisor({opts.grace_s, opts.timeout_s, opts.prefix, opts.keep_going},
-                                 signal_fd->get());
+  weftrun::Supervisor supervisor(
+      {opts.grace_s, opts.timeout_s, opts.prefix, opts.keep_going, DumpDir(opts)},
+      signal_fd->get());
   for (int rank = 0; rank < opts.nranks; ++rank) {
     weftrun::SpawnSpec spec{*path, opts.command,
                             weftrun::MergeEnvironment(RankEnvironment(opts, rank, store_addr, aux_port, secret))};

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -33,6 +35,8 @@ constexpr int kPollMs = 100;  // also the backstop for a coalesced SIGCHLD
 // After the last rank exits, how long to wait for the read ends of its pipes to reach EOF
 // (a descendant that escaped its process group may hold them open).
 constexpr auto kDrainLimit = std::chrono::seconds(2);
+// --timeout: how long the ranks have to write their dumps before SIGTERM.
+constexpr auto kDumpPause = std::chrono::seconds(2);
 
 void Say(const std::string& msg) {
   std::string line = "weftrun: " + msg + "\n";
@@ -44,7 +48,7 @@ void Say(const std::string& msg) {
 weft::Result<weft::net::Fd> BlockSupervisedSignals() {
   sigset_t set;
   sigemptyset(&set);
-  for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, sig);
+  for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1}) sigaddset(&set, sig);
   if (sigprocmask(SIG_BLOCK, &set, nullptr) != 0) return weft::ErrnoStatus("sigprocmask", errno);
   // A reader that went away (e.g. `weftrun ... | head`) must not kill the supervisor
   // while ranks still run; writes then fail with EPIPE, which WriteAll ignores.
@@ -74,6 +78,32 @@ void Supervisor::SignalAll(int sig) {
     // The whole group: whatever the rank started (a shell's children) goes too.
     if (r->alive) ::kill(-r->pid, sig);
   }
+}
+
+// True when `pid` has a handler for `sig` (SigCgt in /proc/PID/status): a rank that is
+// not a weft program (or has no communicator yet) would die of SIGUSR1's default action.
+bool CatchesSignal(pid_t pid, int sig) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("SigCgt:", 0) != 0) continue;
+    const unsigned long long mask = std::strtoull(line.c_str() + 7, nullptr, 16);
+    return (mask >> (sig - 1)) & 1;
+  }
+  return false;
+}
+
+void Supervisor::AskForDumps(const std::string& why) {
+  int asked = 0;
+  for (auto& r : ranks_) {
+    if (r->alive && CatchesSignal(r->pid, SIGUSR1)) {
+      ::kill(r->pid, SIGUSR1);
+      ++asked;
+    }
+  }
+  Say(why + ": asked " + std::to_string(asked) + " of " + std::to_string(ranks_.size()) +
+      " ranks for a flight-recorder dump in " + config_.dump_dir +
+      " (read them with: weft-doctor " + config_.dump_dir + ")");
 }
 
 void Supervisor::BeginTeardown(int sig, int exit_code) {
@@ -127,6 +157,10 @@ void Supervisor::HandleSignals() {
   while (::read(signal_fd_, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
     int sig = static_cast<int>(si.ssi_signo);
     if (sig == SIGCHLD) continue;  // reaping happens at the top of the loop
+    if (sig == SIGUSR1) {  // "what is the job waiting for?": the job runs on
+      AskForDumps("received SIGUSR1");
+      continue;
+    }
     if (tearing_down_ && (sig == SIGINT || sig == SIGTERM)) {
       // A second interrupt: the user does not want to wait for the grace period.
       SignalAll(SIGKILL);
@@ -210,10 +244,16 @@ int Supervisor::Run() {
     }
 
     auto now = Clock::now();
-    if (has_timeout && !tearing_down_ && any_alive && now >= job_deadline) {
+    if (has_timeout && !tearing_down_ && !terminate_at_ && any_alive && now >= job_deadline) {
       char secs[32];
       std::snprintf(secs, sizeof(secs), "%g", config_.timeout_s);
-      Say(std::string("timeout: the job ran longer than ") + secs + " s; terminating all ranks");
+      // Dumps first, so a hung job leaves the record of what it waited for; the ranks
+      // write them from a thread of their own, well within the pause.
+      AskForDumps(std::string("timeout: the job ran longer than ") + secs + " s");
+      terminate_at_ = now + kDumpPause;
+    }
+    if (terminate_at_ && !tearing_down_ && now >= *terminate_at_) {
+      Say("terminating all ranks after the timeout");
       BeginTeardown(SIGTERM, 124);
     }
     if (tearing_down_ && !sent_kill_ && now >= kill_at_) {

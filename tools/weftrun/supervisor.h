@@ -21,9 +21,11 @@ struct SupervisorConfig {
   // A failing rank does not tear the job down: the others run on (e.g. to report the
   // failure themselves); the exit code is still the first failing rank's.
   bool keep_going = false;
+  // Where the ranks write SIGUSR1 dumps (printed when weftrun forwards one).
+  std::string dump_dir;
 };
 
-// Blocks SIGCHLD, SIGINT, SIGTERM and SIGHUP in the calling thread (call before any other
+// Blocks SIGCHLD, SIGINT, SIGTERM, SIGHUP and SIGUSR1 in the calling thread (call before any other
 // thread starts, so all threads inherit the mask) and returns a signalfd for them.
 weft::Result<weft::net::Fd> BlockSupervisedSignals();
 
@@ -53,6 +55,9 @@ class Supervisor {
   void ReadOutput(Rank& r, bool is_err);
   void BeginTeardown(int sig, int exit_code);
   void SignalAll(int sig);
+  // SIGUSR1 to each rank's own process (not its group: a wrapper shell would die of it)
+  // that handles it: every weft rank writes its flight-recorder dump and carries on.
+  void AskForDumps(const std::string& why);
   int PollTimeoutMs() const;
 
   SupervisorConfig config_;
@@ -62,6 +67,8 @@ class Supervisor {
   bool tearing_down_ = false;
   bool sent_kill_ = false;
   Clock::time_point kill_at_{};
+  // --timeout: dumps asked for; SIGTERM follows at this time.
+  std::optional<Clock::time_point> terminate_at_;
   int exit_code_ = 0;
   int stopped_by_us_ = 0;  // ranks that ended after teardown began
 };
