@@ -66,7 +66,8 @@ struct Options {
   std::string json_path;
 };
 
-// -o a,b,c|all -b SIZE -e SIZE -f F -n N -w N --json FILE (weft-bench's spelling).
+// -o a,b,c|all -b SIZE -e SIZE -f F -n N -w N --json FILE: -o lists the collectives (weft-bench
+// takes them as --collective; its -o is nccl-tests' reduction).
 // Exits with status 2 on a usage error, after printing it on rank 0 only.
 inline Options ParseOptions(int argc, char** argv, bool leader) {
   Options o;
