@@ -64,7 +64,14 @@ case "$CASE" in
     [[ "$aux_port" =~ ^[0-9]+$ ]] && [ "$aux_port" -gt 0 ] && [ "$aux_port" -lt 65536 ] \
       || fail "WEFT_AUX_PORT is not a port: $aux"
     [ "$aux_port" != "$store_port" ] || fail "WEFT_AUX_PORT is the store's port: $aux"
-    timeout 10 "$WEFTRUN" -n 1 -x NOEQUALS true 2>/dev/null && fail "-x without = accepted"
+    # -x NAME passes weftrun's own value (mpirun's form); an unset NAME is an error.
+    mine=$(FROM_HERE=v1 timeout 30 "$WEFTRUN" -n 1 --no-prefix -x FROM_HERE sh -c 'echo "$FROM_HERE"') \
+      || fail "-x NAME run failed"
+    [ "$mine" = v1 ] || fail "-x FROM_HERE gave '$mine', expected v1"
+    err=$(env -u NOT_SET_ANYWHERE timeout 10 "$WEFTRUN" -n 1 -x NOT_SET_ANYWHERE true 2>&1) \
+      && fail "-x of an unset variable accepted"
+    grep -q "NAME of a variable set in weftrun's environment, got 'NOT_SET_ANYWHERE'" <<<"$err" \
+      || fail "-x unset: message was: $err"
     timeout 10 "$WEFTRUN" -n 1 /nonexistent/prog 2>/dev/null; rc=$?
     [ $rc -eq 127 ] || fail "missing program: exit $rc, expected 127"
     ;;

@@ -4,21 +4,26 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 
 namespace weftrun {
 namespace {
 
 // "NAME=VALUE" -> pair; NAME must be a plausible variable name so a typo such as
 // "-x =1" fails loudly instead of exporting garbage.
+// NAME=VALUE, or NAME alone for weftrun's own value of NAME (mpirun's -x NAME).
 std::optional<std::pair<std::string, std::string>> SplitAssignment(const std::string& s) {
   auto eq = s.find('=');
-  if (eq == std::string::npos || eq == 0) return std::nullopt;
+  if (eq == 0 || s.empty()) return std::nullopt;
   std::string name = s.substr(0, eq);
   for (char c : name) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return std::nullopt;
   }
   if (std::isdigit(static_cast<unsigned char>(name[0]))) return std::nullopt;
-  return std::make_pair(name, s.substr(eq + 1));
+  if (eq != std::string::npos) return std::make_pair(name, s.substr(eq + 1));
+  const char* mine = std::getenv(name.c_str());
+  if (mine == nullptr) return std::nullopt;
+  return std::make_pair(name, std::string(mine));
 }
 
 }  // namespace
@@ -42,7 +47,9 @@ ParseOutcome ParseOptions(int argc, char** argv) {
   app.add_flag("!--no-prefix", o.prefix, "do not prefix output lines with \"[R] \"");
   app.add_flag("--keep-going", o.keep_going,
                "when a rank fails, let the others run on (exit code: the first failure's)");
-  app.add_option("-x", assignments, "NAME=VALUE: set an environment variable in every rank")
+  app.add_option("-x", assignments,
+                 "NAME=VALUE: set an environment variable in every rank; NAME alone: pass "
+                 "weftrun's own value (as mpirun -x)")
       ->allow_extra_args(false);
   // Everything from the first positional on belongs to the program, even things that
   // look like weftrun options ("weftrun -n 2 prog -n 5").
@@ -63,7 +70,9 @@ ParseOutcome ParseOptions(int argc, char** argv) {
   for (const auto& a : assignments) {
     auto kv = SplitAssignment(a);
     if (!kv) {
-      std::fprintf(stderr, "weftrun: -x expects NAME=VALUE, got '%s'\n", a.c_str());
+      std::fprintf(stderr,
+                   "weftrun: -x expects NAME=VALUE, or NAME of a variable set in weftrun's "
+                   "environment, got '%s'\n", a.c_str());
       return {std::nullopt, 2};
     }
     o.extra_env.push_back(*kv);
