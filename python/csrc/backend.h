@@ -24,10 +24,16 @@ class WeftBackend : public c10d::Backend {
   // and all call weftCommInitRank. `timeout` becomes WEFT_TIMEOUT unless that is set.
   WeftBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
               std::chrono::milliseconds timeout);
+  // Takes ownership of `comm`, an initialized communicator (weftCommShrink's result).
+  WeftBackend(weftComm_t comm, int rank, int size, std::chrono::milliseconds timeout);
   ~WeftBackend() override;
 
   const std::string getBackendName() const override { return "weft"; }
   uint64_t getSequenceNumberForGroup() override { return seq_; }
+  // What split_group copies into the child group when the caller passes no options.
+  c10::intrusive_ptr<Options> getBackendOptions() override {
+    return c10::make_intrusive<Options>("weft", timeout_);
+  }
   void shutdown() override;
   // From any thread, also while operations are in flight: they fail with weftAborted
   // (bounded, about 100 ms) and the peers' calls fail naming this rank. The group is
@@ -38,6 +44,21 @@ class WeftBackend : public c10d::Backend {
   // between run as they are issued (weft's calls are non-blocking already); the Work of
   // endCoalescing completes when all of them have, failing with the first error.
   bool supportsCoalescing() const override { return true; }
+
+  // torch's split_group / new_group(device_id=...): a new communicator of `ranks`
+  // (parent ranks, sorted by torch), rendezvous in the child's store as at init; only
+  // the members call it (nullptr for a rank not in `ranks`, as gloo does).
+  bool supportsSplitting() const override { return true; }
+  // torch's shrink_group: weftCommShrink (torch's SHRINK_DEFAULT/SHRINK_ABORT are weft's
+  // flag values). Every remaining rank calls it; this group stays as it was (aborted,
+  // with SHRINK_ABORT) and is destroyed by torch as usual.
+  bool supportsShrinking() const override { return true; }
+  c10::intrusive_ptr<c10d::Backend> shrink(const std::vector<int64_t>& ranks_to_exclude,
+                                           int shrink_flags,
+                                           const c10::intrusive_ptr<Options>& opts) override;
+  c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store>& store,
+                                          const std::vector<int>& ranks,
+                                          const c10::intrusive_ptr<Options>& opts) override;
   void startCoalescing() override;
   c10::intrusive_ptr<c10d::Work> endCoalescing() override;
 
@@ -127,6 +148,7 @@ class WeftBackend : public c10d::Backend {
                                           std::function<void()> on_success,
                                           std::vector<at::Tensor> keep_alive);
 
+  std::chrono::milliseconds timeout_;  // the init timeout, for splits without options
   weftComm_t comm_ = nullptr;
   std::mutex issue_mu_;  // weft: one thread at a time per communicator
   std::unique_ptr<Completer> completer_;

@@ -1,4 +1,5 @@
 // Creating and destroying the backend: rendezvous through torch's store, then weft.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -42,7 +43,7 @@ class TimeoutForInit {
 
 WeftBackend::WeftBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                          std::chrono::milliseconds timeout)
-    : c10d::Backend(rank, size) {
+    : c10d::Backend(rank, size), timeout_(timeout) {
   weftUniqueId id;
   if (rank == 0) {
     Check(weftGetUniqueId(&id), "weftGetUniqueId", nullptr);
@@ -60,7 +61,34 @@ WeftBackend::WeftBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
   completer_ = std::make_unique<Completer>(comm_);
 }
 
+WeftBackend::WeftBackend(weftComm_t comm, int rank, int size, std::chrono::milliseconds timeout)
+    : c10d::Backend(rank, size), timeout_(timeout), comm_(comm) {
+  completer_ = std::make_unique<Completer>(comm_);
+}
+
 WeftBackend::~WeftBackend() { shutdown(); }
+
+c10::intrusive_ptr<c10d::Backend> WeftBackend::shrink(const std::vector<int64_t>& ranks_to_exclude,
+                                                      int shrink_flags,
+                                                      const c10::intrusive_ptr<Options>& opts) {
+  static_assert(WEFT_SHRINK_DEFAULT == 0 && WEFT_SHRINK_ABORT == 1,
+                "torch's SHRINK_DEFAULT/SHRINK_ABORT are passed through as weft's flags");
+  std::vector<int> excluded(ranks_to_exclude.begin(), ranks_to_exclude.end());
+  weftComm_t newcomm = nullptr;
+  {
+    // Bounded by 2 x WEFT_TIMEOUT (weft.h); nothing else may issue on comm_ meanwhile.
+    std::lock_guard<std::mutex> lock(issue_mu_);
+    TORCH_CHECK(comm_ != nullptr, "weft shrink: rank ", rank_,
+                ": the process group was shut down or aborted");
+    Check(weftCommShrink(comm_, excluded.data(), static_cast<int>(excluded.size()), &newcomm,
+                         shrink_flags),
+          "shrink (weftCommShrink)", comm_);
+  }
+  int rank = 0, size = 0;
+  weftCommUserRank(newcomm, &rank);
+  weftCommCount(newcomm, &size);
+  return c10::make_intrusive<WeftBackend>(newcomm, rank, size, opts ? opts->timeout : timeout_);
+}
 
 void WeftBackend::shutdown() {
   std::lock_guard<std::mutex> lock(issue_mu_);
@@ -78,6 +106,21 @@ void WeftBackend::abort() {
   std::lock_guard<std::mutex> lock(issue_mu_);
   if (completer_) completer_->Abort();
   comm_ = nullptr;  // freed by weftCommAbort; shutdown only drains the completer now
+}
+
+c10::intrusive_ptr<c10d::Backend> WeftBackend::split(const c10::intrusive_ptr<c10d::Store>& store,
+                                                     const std::vector<int>& ranks,
+                                                     const c10::intrusive_ptr<Options>& opts) {
+  auto it = std::find(ranks.begin(), ranks.end(), rank_);
+  if (it == ranks.end()) return nullptr;
+  for (int r : ranks)
+    TORCH_CHECK_VALUE(r >= 0 && r < size_, "weft split: rank ", rank_, " was given rank ", r,
+                      ", outside the parent group of ", size_);
+  auto timeout = opts ? opts->timeout : timeout_;
+  // A new rendezvous, not weftCommSplit: that needs every parent rank to call it, and
+  // torch calls split on the members only.
+  return c10::make_intrusive<WeftBackend>(store, static_cast<int>(it - ranks.begin()),
+                                          static_cast<int>(ranks.size()), timeout);
 }
 
 c10::intrusive_ptr<c10d::Backend> CreateWeftBackend(const c10::intrusive_ptr<c10d::Store>& store,
