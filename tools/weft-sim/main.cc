@@ -12,6 +12,7 @@
 int main(int argc, char** argv) {
   using namespace weft::sim::cli;
   CLI::App app{"weft-sim: predict collective times from weft's own schedules"};
+  app.set_version_flag("--version", "weft-sim (weft " WEFT_VERSION ")");
   app.require_subcommand(1);
   CollectiveOptions collective;
   CatalogOptions catalog;
