@@ -20,24 +20,12 @@
 #include <vector>
 
 #include "weft/weft.h"
+#include "../common/process_counts.h"
 
 namespace {
 
-int CountFds() {
-  int n = 0;
-  DIR* d = opendir("/proc/self/fd");
-  while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
-  closedir(d);
-  return n;
-}
-
-int CountMaps() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  int n = 0;
-  while (std::getline(maps, line)) ++n;
-  return n;
-}
+using weft::testing::CountMappings;
+using weft::testing::CountOpenFds;
 
 void Check(weftResult_t r, const char* what, weftComm_t comm) {
   if (r == weftSuccess) return;
@@ -164,16 +152,16 @@ int main() {
   for (int pass = 0; pass < 2; ++pass) {
     if (pass == 1) {
       Check(weftBarrier(comm), "weftBarrier", comm);
-      fds_before = CountFds();
-      maps_before = CountMaps();
+      fds_before = CountOpenFds();
+      maps_before = CountMappings();
     }
     for (size_t count : {size_t{1}, size_t{1000}, size_t{65537}})
       wrong += RunCount(comm, rank, size, shared, count);
   }
   Check(weftBarrier(comm), "weftBarrier", comm);
-  if (CountFds() != fds_before || CountMaps() != maps_before) {
+  if (CountOpenFds() != fds_before || CountMappings() != maps_before) {
     std::fprintf(stderr, "registered_mixed: rank %d: leak: fds %d -> %d, maps %d -> %d\n", rank,
-                 fds_before, CountFds(), maps_before, CountMaps());
+                 fds_before, CountOpenFds(), maps_before, CountMappings());
     wrong += 1;
   }
   weftCommDestroy(comm);

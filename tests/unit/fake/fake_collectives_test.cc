@@ -17,36 +17,20 @@
 #include <vector>
 
 #include "../api/harness.h"
+#include "fake_buffers.h"
 #include "gpu/fake_device.h"
 #include "weft/weft.h"
 
 namespace weft::gpu {
 namespace {
 
-// Before main, so the process's device is the fake from the first look.
-[[maybe_unused]] const int kFakeOn = (setenv("WEFT_FAKE_DEVICE", "1", 1), 0);
 
 using weft::testing::RunRanks;
 using weft::testing::ScopedEnv;
+using weft::gpu::testing::Fake;
+using weft::gpu::testing::DeviceInts;
+using weft::gpu::testing::HostInts;
 
-FakeDevice& Fake() {
-  FakeDevice* f = ActiveFake();
-  if (f == nullptr) ADD_FAILURE() << "WEFT_FAKE_DEVICE=1 did not make the fake active";
-  return *f;
-}
-
-// A device buffer of `n` int32 holding `values`.
-int32_t* DeviceInts(const std::vector<int32_t>& values) {
-  auto p = Fake().AllocDevice(values.size() * sizeof(int32_t));
-  EXPECT_TRUE(p.ok()) << p.status().ToString();
-  EXPECT_TRUE(Fake().Write(p.value(), values.data(), values.size() * sizeof(int32_t)).ok());
-  return static_cast<int32_t*>(p.value());
-}
-std::vector<int32_t> HostInts(const int32_t* d, size_t n) {
-  std::vector<int32_t> v(n);
-  EXPECT_TRUE(Fake().Read(v.data(), d, n * sizeof(int32_t)).ok());
-  return v;
-}
 int32_t Value(int rank, size_t i) { return (rank + 1) * 100 + static_cast<int32_t>(i % 97); }
 
 struct Case {

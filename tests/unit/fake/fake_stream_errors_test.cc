@@ -13,17 +13,17 @@
 #include <vector>
 
 #include "../api/harness.h"
+#include "fake_buffers.h"
 #include "gpu/fake_device.h"
 #include "weft/weft.h"
 
 namespace weft::gpu {
 namespace {
 
-[[maybe_unused]] const int kFakeOn = (setenv("WEFT_FAKE_DEVICE", "1", 1), 0);
 
 using weft::testing::ScopedEnv;
+using weft::gpu::testing::Fake;
 
-FakeDevice& Fake() { return *ActiveFake(); }
 
 enum class Cause { kAbort, kTimeout };
 

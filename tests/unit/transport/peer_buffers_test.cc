@@ -9,25 +9,13 @@
 
 #include <fstream>
 #include <string>
+#include "../../common/process_counts.h"
 
 namespace weft::transport::shm {
 namespace {
 
-int CountFds() {
-  int n = 0;
-  DIR* d = opendir("/proc/self/fd");
-  while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
-  closedir(d);
-  return n;
-}
-
-int CountMaps() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  int n = 0;
-  while (std::getline(maps, line)) ++n;
-  return n;
-}
+using weft::testing::CountMappings;
+using weft::testing::CountOpenFds;
 
 constexpr size_t kBytes = 64 << 10;
 
@@ -73,7 +61,7 @@ struct Child {
 TEST(PeerBufferCacheTest, MapsEachBufferOnceAndUnmapsOnRelease) {
   Child child;
   ASSERT_NO_FATAL_FAILURE(child.Start());
-  int fds_before = CountFds(), maps_before = CountMaps();
+  int fds_before = CountOpenFds(), maps_before = CountMappings();
   {
     PeerBufferCache cache;
     PeerBufferKey a{3, child.pid, 1}, b{3, child.pid, 2};
@@ -82,7 +70,7 @@ TEST(PeerBufferCacheTest, MapsEachBufferOnceAndUnmapsOnRelease) {
     auto again = cache.Map(a, child.fds[0], kBytes);
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(pa.value(), again.value());
-    EXPECT_EQ(CountMaps(), maps_before + 1) << "mapped once";
+    EXPECT_EQ(CountMappings(), maps_before + 1) << "mapped once";
     auto pb = cache.Map(b, child.fds[1], kBytes);
     ASSERT_TRUE(pb.ok());
     EXPECT_EQ(static_cast<char*>(pa.value())[kBytes - 1], 'a');
@@ -96,15 +84,15 @@ TEST(PeerBufferCacheTest, MapsEachBufferOnceAndUnmapsOnRelease) {
     ASSERT_TRUE(cache.Map(b, child.fds[1], kBytes).ok());  // still mapped, still cached
     // Destroying the cache unmaps b.
   }
-  EXPECT_EQ(CountFds(), fds_before);
-  EXPECT_EQ(CountMaps(), maps_before);
+  EXPECT_EQ(CountOpenFds(), fds_before);
+  EXPECT_EQ(CountMappings(), maps_before);
   child.Stop();
 }
 
 TEST(PeerBufferCacheTest, ADeadPeersMappingStaysReadableAndItsNewBuffersFailNamingIt) {
   Child child;
   ASSERT_NO_FATAL_FAILURE(child.Start());
-  int maps_before = CountMaps();
+  int maps_before = CountMappings();
   PeerBufferCache cache;
   PeerBufferKey a{5, child.pid, 1};
   auto pa = cache.Map(a, child.fds[0], kBytes);
@@ -119,7 +107,7 @@ TEST(PeerBufferCacheTest, ADeadPeersMappingStaysReadableAndItsNewBuffersFailNami
       << gone.status().message();
   cache.ReleasePeer(5);
   EXPECT_EQ(cache.Count(), 0u);
-  EXPECT_EQ(CountMaps(), maps_before);
+  EXPECT_EQ(CountMappings(), maps_before);
 }
 
 }  // namespace

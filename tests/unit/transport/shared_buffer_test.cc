@@ -12,25 +12,13 @@
 #include <fstream>
 #include <string>
 #include <vector>
+#include "../../common/process_counts.h"
 
 namespace weft::transport::shm {
 namespace {
 
-int CountFds() {
-  int n = 0;
-  DIR* d = opendir("/proc/self/fd");
-  while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
-  closedir(d);
-  return n;
-}
-
-int CountMaps() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  int n = 0;
-  while (std::getline(maps, line)) ++n;
-  return n;
-}
+using weft::testing::CountMappings;
+using weft::testing::CountOpenFds;
 
 TEST(SharedBufferTest, AllocatesZeroedWritableMemoryAndFreesIt) {
   auto p = SharedAlloc(10000);
@@ -115,7 +103,7 @@ TEST(SharedBufferTest, APeerProcessMapsTheBufferAndBothSeeEachOthersWrites) {
   int remote_fd = -1;
   ASSERT_EQ(read(to_parent[0], &remote_fd, sizeof remote_fd),
             static_cast<ssize_t>(sizeof remote_fd));
-  int fds_before = CountFds(), maps_before = CountMaps();
+  int fds_before = CountOpenFds(), maps_before = CountMappings();
   {
     auto m = MapPeerBuffer(child, remote_fd, kBytes);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
@@ -130,8 +118,8 @@ TEST(SharedBufferTest, APeerProcessMapsTheBufferAndBothSeeEachOthersWrites) {
     // An fd of the child that is not a sealed memfd (its stdin) is refused too.
     EXPECT_EQ(MapPeerBuffer(child, 0, 4096).status().code(), Code::kInvalidArgument);
   }
-  EXPECT_EQ(CountFds(), fds_before) << "the taken fd must be closed";
-  EXPECT_EQ(CountMaps(), maps_before) << "the mapping must be gone";
+  EXPECT_EQ(CountOpenFds(), fds_before) << "the taken fd must be closed";
+  EXPECT_EQ(CountMappings(), maps_before) << "the mapping must be gone";
   ASSERT_EQ(write(to_child[1], "g", 1), 1);
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
@@ -142,7 +130,7 @@ TEST(SharedBufferTest, APeerProcessMapsTheBufferAndBothSeeEachOthersWrites) {
 }
 
 TEST(SharedBufferTest, AllocAndFreeLeakNoFdsOrMappings) {
-  int fds_before = CountFds(), maps_before = CountMaps();
+  int fds_before = CountOpenFds(), maps_before = CountMappings();
   size_t live_before = SharedAllocCount();
   std::vector<void*> ptrs;
   for (int i = 0; i < 50; ++i) {
@@ -153,8 +141,8 @@ TEST(SharedBufferTest, AllocAndFreeLeakNoFdsOrMappings) {
   EXPECT_EQ(SharedAllocCount(), live_before + 50);
   for (void* p : ptrs) ASSERT_TRUE(SharedFree(p).ok());
   EXPECT_EQ(SharedAllocCount(), live_before);
-  EXPECT_EQ(CountFds(), fds_before);
-  EXPECT_EQ(CountMaps(), maps_before);
+  EXPECT_EQ(CountOpenFds(), fds_before);
+  EXPECT_EQ(CountMappings(), maps_before);
 }
 
 }  // namespace
