@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PKGS=(cmake g++ make pkg-config libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
       libssl-dev libcli11-dev nlohmann-json3-dev libfabric-dev librsvg2-dev fonts-dejavu-core
-      iproute2 procps python3 openmpi-bin libopenmpi-dev slurm-wlm)
+      iproute2 procps python3 openmpi-bin libopenmpi-dev slurm-wlm mpich)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
