@@ -269,6 +269,12 @@ Status ShmLink::CheckPeer() {
   if (peer.pid_ns != 0 && peer.pid_ns == PidNamespace()) {
     int pid = peer.pid.load(std::memory_order_relaxed);
     if (ProcessIsDead(pid)) {
+      // A peer that failed first stores its cause and `closed`, then exits. If it closed
+      // after this pass's first look, or closed while this side waits on another link,
+      // its cause is the better report: it names the rank that failed first, which a
+      // bare "rank P died" would hide from everyone downstream of P.
+      Status told = PeerClosedError();
+      if (!told.ok() && peer.abort_bytes > 0) return told;
       return Unavailable(
           fmt::format("rank {} lost connection to rank {} (shm): rank {} (pid {}) died", self_,
                       peer_, peer_, pid));
