@@ -125,15 +125,19 @@ done
 [ "$idle" = 2 ] || skip "the two nodes did not become idle: $(in_ns "$NS_A" timeout 5 sinfo -N 2>&1)"
 echo "two nodes: n0 in $NS_A ($ADDR_A) with slurmctld, n1 in $NS_B ($ADDR_B); $cpus CPUs each"
 
-# run DESCRIPTION ENV ARGS...: srun -N 2 -n 4 weft-bench ARGS with ENV (a comma list for
-# --export), each task first printing its node and network namespace (--label: "R: ").
+# run DESCRIPTION LIMIT ENV ARGS...: srun -N 2 -n 4 weft-bench ARGS with ENV (a comma list
+# for --export), at most LIMIT seconds, each task first printing its node and network
+# namespace (--label: "R: "). srun is waited for in the background so that a TERM (ctest's
+# timeout) runs the cleanup at once. The limits add up to less than ctest's TIMEOUT.
 run() {
-  local what=$1 env=$2; shift 2
-  local t0; t0=$(date +%s)
-  in_ns "$NS_A" timeout 300 srun -N 2 -n 4 --overcommit --label \
+  local what=$1 limit=$2 env=$3; shift 3
+  local t0 rc; t0=$(date +%s)
+  in_ns "$NS_A" timeout "$limit" srun -N 2 -n 4 --overcommit --label \
     --export="ALL,WEFT_TIMEOUT=120${env:+,$env}" \
     sh -c 'echo "node $SLURMD_NODENAME netns $(readlink /proc/self/ns/net)"; exec "$0" "$@"' \
-    "$BENCH" "$@" >"$D/out" 2>&1 || fail "$what: srun exited $?"
+    "$BENCH" "$@" >"$D/out" 2>&1 &
+  wait $!; rc=$?
+  [ $rc -eq 0 ] || fail "$what: srun exited $rc$([ $rc -eq 124 ] && echo " (timed out after $limit s)")"
   # Placement: ranks 0 and 1 on n0, 2 and 3 on n1, and each node in its own namespace.
   local r want ns
   for r in 0 1 2 3; do
@@ -151,7 +155,7 @@ run() {
 }
 # Every collective, with weft's own account of the links: every rank must have its node's
 # other rank over shm and the other node's two over tcp.
-run "every collective" WEFT_DEBUG=INFO --collective all -b 8 -e 64K -f 8 -c 1 -n 2 -w 1
+run "every collective" 100 WEFT_DEBUG=INFO --collective all -b 8 -e 64K -f 8 -c 1 -n 2 -w 1
 for r in 0 1 2 3; do
   grep -Eq "^ *$r: .*rank $r: 1 shm peer\(s\), 2 tcp peer\(s\)" "$D/out" \
     || fail "every collective: rank $r does not report 1 shm and 2 tcp peers"
@@ -164,6 +168,6 @@ for c in allreduce reduce broadcast allgather reducescatter alltoall gather scat
   grep -Eq "^ *0: # Collective: $c\$" "$D/out" || fail "every collective: no $c in the output"
 done
 grep -E "^ *0: # (Out of bounds|Avg bus)" "$D/out"
-run "nccl-tests line" "" -b 8 -e 128M -f 2 -g 1 -o sum -r 0 -c 1 -n 2 -w 1
+run "nccl-tests line" 240 "" -b 8 -e 128M -f 2 -g 1 -o sum -r 0 -c 1 -n 2 -w 1
 grep -E "^ *0: +134217728 |^ *0: # (Out of bounds|Avg bus)" "$D/out"
 echo PASS
