@@ -29,7 +29,7 @@ case $LAUNCHER in
     # than ranks; the self/vader/tcp BTLs keep Open MPI from probing for fabrics weft does
     # not use.
     launch_cmd() {  # PORT WEFT_DEBUG: sets CMD
-      CMD=(mpirun.openmpi --allow-run-as-root --oversubscribe -n "$N" --mca btl self,vader,tcp
+      CMD=(mpirun.openmpi --allow-run-as-root --oversubscribe -n "$N" --mca btl "self,vader,tcp"
            -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT="$1" -x WEFT_TIMEOUT=120 -x WEFT_DEBUG="$2")
     }
     ;;
@@ -52,7 +52,7 @@ unset WEFT_RANK WEFT_WORLD_SIZE RANK WORLD_SIZE SLURM_PROCID SLURM_NTASKS PMI_RA
 run() {  # DEBUG DESCRIPTION ARGS...
   local debug=$1 what=$2 t0=$SECONDS; shift 2
   launch_cmd "$(free_port)" "$debug"
-  timeout -k 10 180 "${CMD[@]}" "$BENCH" "$@" >"$TMP/out" 2>&1 ||
+  timeout -k 10 300 "${CMD[@]}" "$BENCH" "$@" >"$TMP/out" 2>&1 ||
     fail "$what: ${CMD[0]} exited $?"
   grep -q "nranks $N " "$TMP/out" || fail "$what: not a world of $N ranks"
   grep -q "Out of bounds values : 0 OK" "$TMP/out" || fail "$what: results not checked OK"

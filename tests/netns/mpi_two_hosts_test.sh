@@ -69,7 +69,7 @@ launch_cmd() {  # WEFT_DEBUG: sets CMD, the launcher's command line up to the pr
     # --bind-to none: both "hosts" share this machine's cores.
     CMD=(mpirun.openmpi --allow-run-as-root --hostfile "$TMP/hostfile" -n 4 --bind-to none
          --mca plm_rsh_agent "$AGENT" --mca oob_tcp_if_include "$SUBNET"
-         --mca btl self,vader,tcp --mca btl_tcp_if_include "$SUBNET")
+         --mca btl "self,vader,tcp" --mca btl_tcp_if_include "$SUBNET")
     for e in "${env[@]}"; do CMD+=(-x "$e"); done
   else
     # -iface: the address the proxies reach mpiexec at (the first host's veth).
