@@ -3,7 +3,8 @@
 // /work/shared/reference/collective-costs.md), the size sweep with weft-bench's rounding,
 // the timing rule and the JSON record that bench/peers/merge.py reads.
 //
-// Header-only so that each peer program stays one file against one library.
+// Header-only so that each peer program stays one file against its library (and the size
+// parser every weft tool shares, tools/common/byte_size.h).
 #pragma once
 
 #include <cstddef>
@@ -15,6 +16,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "common/byte_size.h"
 
 namespace peerbench {
 
@@ -46,18 +49,6 @@ inline const Op* FindOp(std::string_view name) {
   return nullptr;
 }
 
-// "8", "1K", "16M" (powers of 1024, as nccl-tests and weft-bench); 0 on a malformed value.
-inline size_t ParseSize(const std::string& s) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  switch (*end) {
-    case 'K': case 'k': return v << 10;
-    case 'M': case 'm': return v << 20;
-    case 'G': case 'g': return v << 30;
-    default: return *end == '\0' ? v : 0;
-  }
-}
-
 struct Options {
   std::vector<const Op*> ops;
   size_t min_bytes = 8, max_bytes = 16u << 20;
@@ -81,9 +72,11 @@ inline Options ParseOptions(int argc, char** argv, bool leader) {
     if (i + 1 >= argc) fail("missing value after " + a);
     const std::string v = argv[++i];
     if (a == "-o" || a == "--op") ops = v;
-    else if (a == "-b") o.min_bytes = ParseSize(v);
-    else if (a == "-e") o.max_bytes = ParseSize(v);
-    else if (a == "-f") o.step_factor = std::atof(v.c_str());
+    else if (a == "-b" || a == "-e") {
+      const auto bytes = weft::tools::ParseByteSize(v);
+      if (!bytes) fail(a + " '" + v + "' is not a size: expected " + weft::tools::kByteSizeSyntax);
+      (a == "-b" ? o.min_bytes : o.max_bytes) = *bytes;
+    } else if (a == "-f") o.step_factor = std::atof(v.c_str());
     else if (a == "-n") o.iters = std::atoi(v.c_str());
     else if (a == "-w") o.warmup_iters = std::atoi(v.c_str());
     else if (a == "--json") o.json_path = v;

@@ -2,44 +2,27 @@
 
 #include <CLI/CLI.hpp>
 
-#include <cctype>
 #include <cstdio>
 
 #include <fmt/format.h>
 
 #include "collectives.h"
+#include "common/byte_size.h"
 #include "dtypes.h"
 
 namespace weftbench {
 
-std::optional<size_t> ParseSize(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  size_t mult = 1;
-  switch (std::toupper(static_cast<unsigned char>(s.back()))) {
-    case 'K': mult = size_t{1} << 10; break;
-    case 'M': mult = size_t{1} << 20; break;
-    case 'G': mult = size_t{1} << 30; break;
-    default: break;
-  }
-  if (mult != 1) s.remove_suffix(1);
-  if (s.empty()) return std::nullopt;
-  size_t v = 0;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
-    if (v > (SIZE_MAX - 9) / 10) return std::nullopt;
-    v = v * 10 + static_cast<size_t>(c - '0');
-  }
-  if (v > SIZE_MAX / mult) return std::nullopt;
-  return v * mult;
-}
-
 namespace {
 
-// A CLI11 validator from ParseSize, so errors read like every other option's.
+using weft::tools::ParseByteSize;
+
+// A CLI11 validator from ParseByteSize, so errors read like every other option's.
 CLI::Validator SizeValidator() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
-        return ParseSize(s) ? std::string() : "not a size (bytes, or with K/M/G): " + s;
+        return ParseByteSize(s) ? std::string()
+                                : "'" + s + "' is not a size: expected " +
+                                      weft::tools::kByteSizeSyntax;
       },
       "SIZE[K|M|G]");
 }
@@ -171,8 +154,8 @@ ParseOutcome Resolve(const Raw& r, Options o, const std::string& op_names) {
   } else {
     return Usage("unknown reduction '" + r.redop + "' (sum prod min max avg all)");
   }
-  o.min_bytes = *ParseSize(r.minb);
-  o.max_bytes = *ParseSize(r.maxb);
+  o.min_bytes = *ParseByteSize(r.minb);
+  o.max_bytes = *ParseByteSize(r.maxb);
   if (o.min_bytes > o.max_bytes) return Usage("--minbytes is larger than --maxbytes");
   o.check = r.check != 0;
   o.shared_mem = r.mem == "shared";
@@ -201,7 +184,7 @@ ParseOutcome ParseOptions(int argc, char** argv) {
     return {std::nullopt, rc == 0 ? 0 : 2};
   }
   // nccl-tests steps by -f when it is given, else by -i.
-  if (!r.stepb.empty() && step_factor->count() == 0) o.step_bytes = *ParseSize(r.stepb);
+  if (!r.stepb.empty() && step_factor->count() == 0) o.step_bytes = *ParseByteSize(r.stepb);
   return Resolve(r, std::move(o), op_names);
 }
 

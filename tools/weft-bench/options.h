@@ -30,9 +30,6 @@ struct Options {
   std::vector<std::string> argv;          // for the JSON record
 };
 
-// "1K", "16M", "2G" (powers of 1024, as nccl-tests), or plain bytes.
-std::optional<size_t> ParseSize(std::string_view s);
-
 // On --help or a usage error prints (stdout / stderr) and returns the process exit
 // code in exit_code; otherwise returns the options.
 struct ParseOutcome {
