@@ -80,14 +80,45 @@ include_dir, libweft = find_libweft()
 # Shipped inside the package under its soname, which is what the extension records.
 shutil.copyfile(libweft, HERE / "weft" / "libweft.so.0")
 
+def cuda_build():
+    """(extension class, define_macros): whether weft._C handles CUDA tensors, and if not why.
+
+    CUDA tensors are issued on torch's streams (csrc/cuda_path.h), which needs torch's
+    CUDA headers and libraries (c10_cuda, torch_cuda) and the CUDA toolkit's headers.
+    So the extension is compiled with WEFT_TORCH_CUDA, as torch's CUDAExtension (which
+    adds those), only when the installed torch has CUDA (torch.version.cuda) and the
+    toolkit's cuda_runtime_api.h is under torch's CUDA_HOME ($CUDA_HOME, nvcc's prefix
+    or /usr/local/cuda); no GPU is needed to compile. WEFT_TORCH_CUDA=0 forces a
+    CPU-only build. Otherwise WEFT_TORCH_NO_CUDA_WHY tells csrc/cuda_path.cpp which
+    check failed, and a CUDA tensor is refused with that reason. A number, not a
+    string: torch's ninja build passes -D flags through a shell.
+    """
+    from torch.utils.cpp_extension import CUDA_HOME, CUDAExtension
+    why = None
+    if os.environ.get("WEFT_TORCH_CUDA") == "0":
+        why = 3, "WEFT_TORCH_CUDA=0"
+    elif torch.version.cuda is None:
+        why = 1, f"torch {torch.__version__} has no CUDA"
+    elif CUDA_HOME is None or not (Path(CUDA_HOME) / "include" / "cuda_runtime_api.h").is_file():
+        why = 2, f"no cuda_runtime_api.h under CUDA_HOME ({CUDA_HOME}); set CUDA_HOME"
+    if why is None:
+        print(f"weft: compiling CUDA tensor support (torch CUDA {torch.version.cuda}, "
+              f"headers in {CUDA_HOME})")
+        return CUDAExtension, [("WEFT_TORCH_CUDA", "1")]
+    print(f"weft: compiling without CUDA tensor support: {why[1]}")
+    return CppExtension, [("WEFT_TORCH_NO_CUDA_WHY", str(why[0]))]
+
+
+extension_class, cuda_macros = cuda_build()
 setup(
     ext_modules=[
-        CppExtension(
+        extension_class(
             "weft._C",
             # setuptools wants source paths relative to this directory.
             sorted(glob.glob("csrc/*.cpp", root_dir=HERE)),
             include_dirs=[str(include_dir), str(HERE / "csrc")],
             extra_objects=[str(HERE / "weft" / "libweft.so.0")],
+            define_macros=cuda_macros,
             extra_compile_args=["-O2", "-g0", "-Wall", "-Wno-unused-parameter"],
             extra_link_args=["-Wl,-rpath,$ORIGIN"],
         )

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "cuda_path.h"
 #include "errors.h"
 #include "tensors.h"
 #include "types.h"
@@ -21,14 +22,42 @@ std::function<void()> CopyBackFn(CopyBacks copy_backs) {
 const at::Tensor& Single(const std::vector<at::Tensor>& tensors, const char* op) {
   TORCH_CHECK(tensors.size() == 1, "weft ", op, ": expects one tensor per call (got ",
               tensors.size(), ")");
-  CheckCpuDense(tensors[0], op);
+  CheckDense(tensors[0], op);
   return tensors[0];
 }
 
+// The order in which this rank exchanges with its peers in Exchange, as (peer, send
+// first). Host buffers: every peer in rank order, receive first; weft's non-blocking
+// sends and receives progress concurrently, so any order completes. Stream calls may
+// return only at completion (WEFT_CUDA_STREAM_WAIT=sync), so they must never wait on a
+// peer that is itself waiting on a third: the rounds of a round-robin tournament, in
+// which rank r meets (round - r) mod size, so each round pairs ranks off (a rank paired
+// with itself sits the round out), and the lower rank of a pair sends first.
+std::vector<std::pair<int, bool>> ExchangeOrder(int rank, int size, bool on_stream) {
+  std::vector<std::pair<int, bool>> order;
+  for (int step = 0; step < size; ++step) {
+    int peer = on_stream ? (step - rank + size) % size : step;
+    if (peer != rank) order.emplace_back(peer, on_stream && rank < peer);
+  }
+  return order;
+}
+
+// A stream call's pointer for `t`: NULL when it holds no bytes. An empty CUDA tensor's
+// data pointer may be NULL or not; passing NULL on both sides of an empty message keeps
+// weft from seeing a device buffer on one rank and a host one on the other.
+void* StreamPtr(const at::Tensor& t) { return Bytes(t) > 0 ? t.data_ptr() : nullptr; }
+
 }  // namespace
 
-void WeftBackend::Issuer::operator()(const std::function<weftResult_t(weftRequest_t*)>& call) {
+void WeftBackend::Issuer::operator()(
+    const std::function<weftResult_t(weftRequest_t*)>& call,
+    const std::function<weftResult_t(weftStream_t)>& stream_call) {
   if (!error.empty()) return;
+  if (on_stream) {
+    weftResult_t r = stream_call(stream);
+    if (r != weftSuccess) error = DescribeFailure(name, r, comm);
+    return;
+  }
   weftRequest_t req = nullptr;
   weftResult_t r = call(&req);
   if (r == weftSuccess) {
@@ -38,10 +67,23 @@ void WeftBackend::Issuer::operator()(const std::function<weftResult_t(weftReques
   }
 }
 
-WorkPtr WeftBackend::Launch(OpType type, const char* name, std::vector<at::Tensor> outputs,
+void WeftBackend::CheckCoalescingDevice(c10::Device device, const char* name) {
+  if (!coalescing_) return;
+  if (!coalesced_device_) coalesced_device_ = device;
+  TORCH_CHECK(*coalesced_device_ == device, "weft ", name, ": the operations of one "
+              "coalesced batch must be on one device (the batch started on ",
+              *coalesced_device_, ", this one is on ", device, ")");
+}
+
+WorkPtr WeftBackend::Launch(OpType type, const char* name, c10::Device device,
+                            std::vector<at::Tensor> outputs,
                             const std::function<void(Issuer&)>& issue,
                             std::function<void()> on_success,
                             std::vector<at::Tensor> keep_alive, bool point_to_point) {
+  if (device.is_cuda()) {
+    return LaunchOnStream(type, name, device, std::move(outputs), issue, std::move(on_success),
+                          std::move(keep_alive), point_to_point);
+  }
   auto work = c10::make_intrusive<WeftWork>(rank_, type, nullptr, std::move(outputs));
   PendingOp op;
   op.work = work;
@@ -52,7 +94,8 @@ WorkPtr WeftBackend::Launch(OpType type, const char* name, std::vector<at::Tenso
   std::lock_guard<std::mutex> lock(issue_mu_);
   TORCH_CHECK(comm_ != nullptr, "weft ", name,
               ": the process group was shut down or aborted");
-  Issuer issuer{comm_, name, {}, {}};
+  CheckCoalescingDevice(device, name);
+  Issuer issuer{comm_, name};
   issue(issuer);
   // Nothing in flight: fail in the caller's thread, as torch's own backends do for
   // errors they can see at once. Otherwise the Work fails once the rest has finished.
@@ -65,6 +108,33 @@ WorkPtr WeftBackend::Launch(OpType type, const char* name, std::vector<at::Tenso
   return work;
 }
 
+WorkPtr WeftBackend::LaunchOnStream(OpType type, const char* name, c10::Device device,
+                                    std::vector<at::Tensor> outputs,
+                                    const std::function<void(Issuer&)>& issue,
+                                    std::function<void()> on_success,
+                                    std::vector<at::Tensor> keep_alive, bool point_to_point) {
+  c10::intrusive_ptr<WeftWork> work;
+  OnCurrentStream(device, [&](weftStream_t stream) {
+    std::lock_guard<std::mutex> lock(issue_mu_);
+    TORCH_CHECK(comm_ != nullptr, "weft ", name,
+                ": the process group was shut down or aborted");
+    CheckCoalescingDevice(device, name);
+    Issuer issuer{comm_, name, stream, /*on_stream=*/true};
+    issue(issuer);
+    // A stream call that fails has failed the communicator (weft), so the calls before
+    // it cannot complete either: report it here, as NCCL does for a failed enqueue.
+    if (!issuer.error.empty()) ThrowBackendError(issuer.error);
+    // Copy-backs are queued on the same stream, after weft's calls.
+    if (on_success) on_success();
+    keep_alive.insert(keep_alive.end(), outputs.begin(), outputs.end());
+    RecordOnCurrentStream(keep_alive, device);
+    work = CompletedCudaWork(rank_, type, std::move(outputs), device);
+    if (!point_to_point) ++seq_;
+    if (coalescing_) coalesced_.push_back(work);
+  });
+  return work;
+}
+
 // --- reductions ---------------------------------------------------------------------
 
 WorkPtr WeftBackend::AllReduceMany(std::vector<at::Tensor>& tensors, const c10d::ReduceOp& op,
@@ -72,8 +142,8 @@ WorkPtr WeftBackend::AllReduceMany(std::vector<at::Tensor>& tensors, const c10d:
   std::vector<at::Tensor> bufs;
   std::vector<Reduction> reds;
   CopyBacks copy_backs;
+  c10::Device device = OpDevice({tensors}, "allreduce");
   for (const at::Tensor& t : tensors) {
-    CheckCpuDense(t, "allreduce");
     reds.push_back(ToReduction(t.scalar_type(), op));
     bufs.push_back(ContiguousBuffer(t, true, copy_backs));
   }
@@ -83,12 +153,14 @@ WorkPtr WeftBackend::AllReduceMany(std::vector<at::Tensor>& tensors, const c10d:
       size_t n = bufs[i].numel();
       is([&](weftRequest_t* r) {
         return weftIAllReduce(p, p, n, reds[i].dtype, reds[i].op, comm_, r);
+      }, [&](weftStream_t s) {
+        return weftAllReduceStream(p, p, n, reds[i].dtype, reds[i].op, comm_, s);
       });
     }
   };
   // A copy for keep_alive: Launch's by-value arguments are built before `issue` runs.
   std::vector<at::Tensor> keep = bufs;
-  return Launch(type, "allreduce", tensors, issue, CopyBackFn(std::move(copy_backs)),
+  return Launch(type, "allreduce", device, tensors, issue, CopyBackFn(std::move(copy_backs)),
                 std::move(keep));
 }
 
@@ -105,6 +177,7 @@ WorkPtr WeftBackend::allreduce_coalesced(std::vector<at::Tensor>& tensors,
 
 WorkPtr WeftBackend::reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
   const at::Tensor& t = Single(tensors, "reduce");
+  c10::Device device = t.device();
   Reduction red = ToReduction(t.scalar_type(), opts.reduceOp);
   int root = static_cast<int>(opts.rootRank);
   bool is_root = root == rank_;
@@ -116,9 +189,12 @@ WorkPtr WeftBackend::reduce(std::vector<at::Tensor>& tensors, const c10d::Reduce
     is([&](weftRequest_t* r) {
       return weftIReduce(buf.data_ptr(), is_root ? buf.data_ptr() : nullptr, buf.numel(),
                          red.dtype, red.op, root, comm_, r);
+    }, [&](weftStream_t s) {
+      return weftReduceStream(buf.data_ptr(), is_root ? buf.data_ptr() : nullptr, buf.numel(),
+                              red.dtype, red.op, root, comm_, s);
     });
   };
-  return Launch(OpType::REDUCE, "reduce", tensors, issue, CopyBackFn(std::move(copy_backs)),
+  return Launch(OpType::REDUCE, "reduce", device, tensors, issue, CopyBackFn(std::move(copy_backs)),
                 {buf});
 }
 
@@ -130,9 +206,8 @@ WorkPtr WeftBackend::ReduceScatterTensors(std::vector<at::Tensor>& outputs,
   std::vector<at::Tensor> srcs, dsts;
   std::vector<Reduction> reds;
   CopyBacks copy_backs;
+  c10::Device device = OpDevice({inputs, outputs}, "reduce_scatter");
   for (size_t i = 0; i < inputs.size(); ++i) {
-    CheckCpuDense(inputs[i], "reduce_scatter");
-    CheckCpuDense(outputs[i], "reduce_scatter");
     CheckSameType(inputs[i], outputs[i], "reduce_scatter");
     TORCH_CHECK_VALUE(inputs[i].numel() == outputs[i].numel() * size_,
                       "weft reduce_scatter_tensor: input has ", inputs[i].numel(),
@@ -146,12 +221,15 @@ WorkPtr WeftBackend::ReduceScatterTensors(std::vector<at::Tensor>& outputs,
       is([&](weftRequest_t* r) {
         return weftIReduceScatter(srcs[i].data_ptr(), dsts[i].data_ptr(), dsts[i].numel(),
                                   reds[i].dtype, reds[i].op, comm_, r);
+      }, [&](weftStream_t s) {
+        return weftReduceScatterStream(srcs[i].data_ptr(), dsts[i].data_ptr(), dsts[i].numel(),
+                                       reds[i].dtype, reds[i].op, comm_, s);
       });
     }
   };
   std::vector<at::Tensor> keep = srcs;
   keep.insert(keep.end(), dsts.begin(), dsts.end());
-  return Launch(type, "reduce_scatter", outputs, issue, CopyBackFn(std::move(copy_backs)),
+  return Launch(type, "reduce_scatter", device, outputs, issue, CopyBackFn(std::move(copy_backs)),
                 std::move(keep));
 }
 
@@ -174,11 +252,11 @@ WorkPtr WeftBackend::reduce_scatter(std::vector<at::Tensor>& outputs,
   const at::Tensor& out = Single(outputs, "reduce_scatter");
   TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_,
               "weft reduce_scatter: expects one list of world-size input tensors");
+  OpDevice({outputs, inputs[0]}, "reduce_scatter");
   // weft reduces one contiguous buffer: lay the per-rank inputs end to end.
   at::Tensor flat = at::empty({out.numel() * size_}, out.options());
   for (int r = 0; r < size_; ++r) {
     const at::Tensor& in = inputs[0][r];
-    CheckCpuDense(in, "reduce_scatter");
     CheckSameType(in, out, "reduce_scatter");
     TORCH_CHECK_VALUE(in.numel() == out.numel(), "weft reduce_scatter: input ", r, " has ",
                       in.numel(), " elements, the output ", out.numel());
@@ -193,6 +271,7 @@ WorkPtr WeftBackend::reduce_scatter(std::vector<at::Tensor>& outputs,
 WorkPtr WeftBackend::broadcast(std::vector<at::Tensor>& tensors,
                                const c10d::BroadcastOptions& opts) {
   const at::Tensor& t = Single(tensors, "broadcast");
+  c10::Device device = t.device();
   int root = static_cast<int>(opts.rootRank);
   CopyBacks copy_backs;
   at::Tensor buf = ContiguousBuffer(t, root != rank_, copy_backs);
@@ -200,9 +279,12 @@ WorkPtr WeftBackend::broadcast(std::vector<at::Tensor>& tensors,
     is([&](weftRequest_t* r) {
       return weftIBroadcast(buf.data_ptr(), buf.data_ptr(), Bytes(buf), weftUint8, root,
                             comm_, r);
+    }, [&](weftStream_t s) {
+      return weftBroadcastStream(buf.data_ptr(), buf.data_ptr(), Bytes(buf), weftUint8, root,
+                                 comm_, s);
     });
   };
-  return Launch(OpType::BROADCAST, "broadcast", tensors, issue,
+  return Launch(OpType::BROADCAST, "broadcast", device, tensors, issue,
                 CopyBackFn(std::move(copy_backs)), {buf});
 }
 
@@ -212,9 +294,8 @@ WorkPtr WeftBackend::AllGatherTensors(std::vector<at::Tensor>& outputs,
               " outputs but ", inputs.size(), " inputs");
   std::vector<at::Tensor> srcs, dsts;
   CopyBacks copy_backs;
+  c10::Device device = OpDevice({inputs, outputs}, "allgather");
   for (size_t i = 0; i < inputs.size(); ++i) {
-    CheckCpuDense(inputs[i], "allgather");
-    CheckCpuDense(outputs[i], "allgather");
     CheckSameType(inputs[i], outputs[i], "allgather");
     TORCH_CHECK_VALUE(outputs[i].numel() == inputs[i].numel() * size_,
                       "weft all_gather_into_tensor: output has ", outputs[i].numel(),
@@ -227,12 +308,15 @@ WorkPtr WeftBackend::AllGatherTensors(std::vector<at::Tensor>& outputs,
       is([&](weftRequest_t* r) {
         return weftIAllGather(srcs[i].data_ptr(), dsts[i].data_ptr(), Bytes(srcs[i]),
                               weftUint8, comm_, r);
+      }, [&](weftStream_t s) {
+        return weftAllGatherStream(srcs[i].data_ptr(), dsts[i].data_ptr(), Bytes(srcs[i]),
+                                   weftUint8, comm_, s);
       });
     }
   };
   std::vector<at::Tensor> keep = srcs;
   keep.insert(keep.end(), dsts.begin(), dsts.end());
-  return Launch(type, "allgather", outputs, issue, CopyBackFn(std::move(copy_backs)),
+  return Launch(type, "allgather", device, outputs, issue, CopyBackFn(std::move(copy_backs)),
                 std::move(keep));
 }
 
@@ -256,8 +340,9 @@ WorkPtr WeftBackend::AllGatherLists(std::vector<std::vector<at::Tensor>>& per_in
   // pieces into the caller's output tensors on completion.
   std::vector<at::Tensor> srcs, flats, result;
   CopyBacks copy_backs, unused;
+  c10::Device device = OpDevice({inputs}, "allgather");
+  for (const auto& list : per_input) OpDevice({inputs, list}, "allgather");
   for (size_t i = 0; i < inputs.size(); ++i) {
-    CheckCpuDense(inputs[i], "allgather");
     TORCH_CHECK(static_cast<int>(per_input[i].size()) == size_, "weft allgather: output list ",
                 i, " has ", per_input[i].size(), " tensors, expected the world size ", size_);
     int64_t n = inputs[i].numel();
@@ -265,7 +350,6 @@ WorkPtr WeftBackend::AllGatherLists(std::vector<std::vector<at::Tensor>>& per_in
     flats.push_back(at::empty({n * size_}, inputs[i].options()));
     for (int r = 0; r < size_; ++r) {
       const at::Tensor& o = per_input[i][r];
-      CheckCpuDense(o, "allgather");
       CheckSameType(o, inputs[i], "allgather");
       TORCH_CHECK_VALUE(o.numel() == n, "weft allgather: output tensors must have as many "
                         "elements as the input (", n, "), got ", o.numel());
@@ -278,12 +362,15 @@ WorkPtr WeftBackend::AllGatherLists(std::vector<std::vector<at::Tensor>>& per_in
       is([&](weftRequest_t* r) {
         return weftIAllGather(srcs[i].data_ptr(), flats[i].data_ptr(), Bytes(srcs[i]),
                               weftUint8, comm_, r);
+      }, [&](weftStream_t s) {
+        return weftAllGatherStream(srcs[i].data_ptr(), flats[i].data_ptr(), Bytes(srcs[i]),
+                                   weftUint8, comm_, s);
       });
     }
   };
   std::vector<at::Tensor> keep = srcs;
   keep.insert(keep.end(), flats.begin(), flats.end());
-  return Launch(type, "allgather", result, issue, CopyBackFn(std::move(copy_backs)),
+  return Launch(type, "allgather", device, result, issue, CopyBackFn(std::move(copy_backs)),
                 std::move(keep));
 }
 
@@ -314,6 +401,8 @@ WorkPtr WeftBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
 WorkPtr WeftBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
                             std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) {
   const at::Tensor& in = Single(inputs, "gather");
+  c10::Device device = in.device();
+  for (const auto& list : outputs) OpDevice({inputs, list}, "gather");
   int root = static_cast<int>(opts.rootRank);
   bool is_root = root == rank_;
   at::Tensor flat;
@@ -325,7 +414,6 @@ WorkPtr WeftBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
     flat = at::empty({in.numel() * size_}, in.options());
     for (int r = 0; r < size_; ++r) {
       const at::Tensor& o = outputs[0][r];
-      CheckCpuDense(o, "gather");
       CheckSameType(o, in, "gather");
       TORCH_CHECK_VALUE(o.numel() == in.numel(), "weft gather: output ", r, " has ",
                         o.numel(), " elements, the input ", in.numel());
@@ -342,11 +430,14 @@ WorkPtr WeftBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
     is([&](weftRequest_t* r) {
       return weftIGather(src.data_ptr(), is_root ? flat.data_ptr() : nullptr, Bytes(src),
                          weftUint8, root, comm_, r);
+    }, [&](weftStream_t s) {
+      return weftGatherStream(src.data_ptr(), is_root ? flat.data_ptr() : nullptr, Bytes(src),
+                              weftUint8, root, comm_, s);
     });
   };
   std::vector<at::Tensor> keep{src};
   if (is_root) keep.push_back(flat);
-  return Launch(OpType::GATHER, "gather", result, issue, CopyBackFn(std::move(copy_backs)),
+  return Launch(OpType::GATHER, "gather", device, result, issue, CopyBackFn(std::move(copy_backs)),
                 std::move(keep));
 }
 
@@ -354,6 +445,8 @@ WorkPtr WeftBackend::scatter(std::vector<at::Tensor>& outputs,
                              std::vector<std::vector<at::Tensor>>& inputs,
                              const c10d::ScatterOptions& opts) {
   const at::Tensor& out = Single(outputs, "scatter");
+  c10::Device device = out.device();
+  for (const auto& list : inputs) OpDevice({outputs, list}, "scatter");
   int root = static_cast<int>(opts.rootRank);
   bool is_root = root == rank_;
   at::Tensor flat;
@@ -363,7 +456,6 @@ WorkPtr WeftBackend::scatter(std::vector<at::Tensor>& outputs,
     flat = at::empty({out.numel() * size_}, out.options());
     for (int r = 0; r < size_; ++r) {
       const at::Tensor& in = inputs[0][r];
-      CheckCpuDense(in, "scatter");
       CheckSameType(in, out, "scatter");
       TORCH_CHECK_VALUE(in.numel() == out.numel(), "weft scatter: input ", r, " has ",
                         in.numel(), " elements, the output ", out.numel());
@@ -379,15 +471,18 @@ WorkPtr WeftBackend::scatter(std::vector<at::Tensor>& outputs,
     is([&](weftRequest_t* r) {
       return weftIScatter(is_root ? flat.data_ptr() : nullptr, dst.data_ptr(), Bytes(dst),
                           weftUint8, root, comm_, r);
+    }, [&](weftStream_t s) {
+      return weftScatterStream(is_root ? flat.data_ptr() : nullptr, dst.data_ptr(), Bytes(dst),
+                               weftUint8, root, comm_, s);
     });
   };
   std::vector<at::Tensor> keep{dst};
   if (is_root) keep.push_back(flat);
-  return Launch(OpType::SCATTER, "scatter", outputs, issue, CopyBackFn(std::move(copy_backs)),
-                std::move(keep));
+  return Launch(OpType::SCATTER, "scatter", device, outputs, issue,
+                CopyBackFn(std::move(copy_backs)), std::move(keep));
 }
 
-WorkPtr WeftBackend::Exchange(OpType type, std::vector<at::Tensor> outputs,
+WorkPtr WeftBackend::Exchange(OpType type, c10::Device device, std::vector<at::Tensor> outputs,
                               std::vector<at::Tensor> send_bufs,
                               std::vector<at::Tensor> recv_bufs,
                               std::function<void()> on_success,
@@ -395,24 +490,48 @@ WorkPtr WeftBackend::Exchange(OpType type, std::vector<at::Tensor> outputs,
   TORCH_CHECK_VALUE(Bytes(send_bufs[rank_]) == Bytes(recv_bufs[rank_]),
                     "weft alltoall: this rank sends itself ", Bytes(send_bufs[rank_]),
                     " bytes but expects ", Bytes(recv_bufs[rank_]));
-  // This rank's own slot never touches the wire.
-  if (Bytes(send_bufs[rank_]) > 0)
-    std::memcpy(recv_bufs[rank_].data_ptr(), send_bufs[rank_].data_ptr(),
-                Bytes(send_bufs[rank_]));
+  // This rank's own slot never touches the wire (on CUDA: a copy on the current stream,
+  // ahead of the stream calls).
+  if (Bytes(send_bufs[rank_]) > 0) {
+    if (device.is_cuda()) {
+      recv_bufs[rank_].copy_(send_bufs[rank_]);
+    } else {
+      std::memcpy(recv_bufs[rank_].data_ptr(), send_bufs[rank_].data_ptr(),
+                  Bytes(send_bufs[rank_]));
+    }
+  }
   // Every pair exchanges a message, even an empty one, so that splits the two sides
   // disagree on are reported by weft's size check instead of waiting for a timeout.
   auto issue = [&](Issuer& is) {
-    for (int p = 0; p < size_; ++p) {
-      if (p == rank_) continue;
-      is([&](weftRequest_t* r) {
-        return weftIRecv(recv_bufs[p].data_ptr(), Bytes(recv_bufs[p]), weftUint8, p, comm_, r);
-      });
-      is([&](weftRequest_t* r) {
-        return weftISend(send_bufs[p].data_ptr(), Bytes(send_bufs[p]), weftUint8, p, comm_, r);
-      });
+    for (auto [p, send_first] : ExchangeOrder(rank_, size_, is.on_stream)) {
+      auto recv = [&] {
+        is([&](weftRequest_t* r) {
+          return weftIRecv(recv_bufs[p].data_ptr(), Bytes(recv_bufs[p]), weftUint8, p, comm_,
+                           r);
+        }, [&](weftStream_t s) {
+          return weftRecvStream(StreamPtr(recv_bufs[p]), Bytes(recv_bufs[p]), weftUint8, p,
+                                comm_, s);
+        });
+      };
+      auto send = [&] {
+        is([&](weftRequest_t* r) {
+          return weftISend(send_bufs[p].data_ptr(), Bytes(send_bufs[p]), weftUint8, p, comm_,
+                           r);
+        }, [&](weftStream_t s) {
+          return weftSendStream(StreamPtr(send_bufs[p]), Bytes(send_bufs[p]), weftUint8, p,
+                                comm_, s);
+        });
+      };
+      if (send_first) {
+        send();
+        recv();
+      } else {
+        recv();
+        send();
+      }
     }
   };
-  return Launch(type, "alltoall", std::move(outputs), issue, std::move(on_success),
+  return Launch(type, "alltoall", device, std::move(outputs), issue, std::move(on_success),
                 std::move(keep_alive), /*point_to_point=*/true);
 }
 
@@ -420,8 +539,7 @@ WorkPtr WeftBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
                                    std::vector<int64_t>& output_split_sizes,
                                    std::vector<int64_t>& input_split_sizes,
                                    const c10d::AllToAllOptions& opts) {
-  CheckCpuDense(input, "alltoall");
-  CheckCpuDense(output, "alltoall");
+  c10::Device device = OpDevice({input, output}, "alltoall");
   CheckSameType(input, output, "alltoall");
   CopyBacks copy_backs;
   at::Tensor src = ContiguousBuffer(input, false, copy_backs);
@@ -435,9 +553,12 @@ WorkPtr WeftBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
       is([&](weftRequest_t* r) {
         return weftIAllToAll(src.data_ptr(), dst.data_ptr(), Bytes(src) / size_, weftUint8,
                              comm_, r);
+      }, [&](weftStream_t s) {
+        return weftAllToAllStream(src.data_ptr(), dst.data_ptr(), Bytes(src) / size_,
+                                  weftUint8, comm_, s);
       });
     };
-    return Launch(OpType::ALLTOALL_BASE, "alltoall", {output}, issue,
+    return Launch(OpType::ALLTOALL_BASE, "alltoall", device, {output}, issue,
                   CopyBackFn(std::move(copy_backs)), {src, dst});
   }
   // Unequal splits: weft's all-to-all takes one count, so exchange pairwise with
@@ -465,7 +586,7 @@ WorkPtr WeftBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
     }
     return out;
   };
-  return Exchange(OpType::ALLTOALL_BASE, {output}, slices(src, input_split_sizes, "input"),
+  return Exchange(OpType::ALLTOALL_BASE, device, {output}, slices(src, input_split_sizes, "input"),
                   slices(dst, output_split_sizes, "output"), CopyBackFn(std::move(copy_backs)),
                   {src, dst});
 }
@@ -478,16 +599,15 @@ WorkPtr WeftBackend::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::
               inputs.size(), " and ", outputs.size(), ")");
   CopyBacks copy_backs;
   std::vector<at::Tensor> srcs, dsts;
+  c10::Device device = OpDevice({inputs, outputs}, "alltoall");
   for (int p = 0; p < size_; ++p) {
-    CheckCpuDense(inputs[p], "alltoall");
-    CheckCpuDense(outputs[p], "alltoall");
     CheckSameType(inputs[p], outputs[p], "alltoall");
     srcs.push_back(ContiguousBuffer(inputs[p], false, copy_backs));
     dsts.push_back(ContiguousBuffer(outputs[p], true, copy_backs));
   }
   std::vector<at::Tensor> keep = srcs;
   keep.insert(keep.end(), dsts.begin(), dsts.end());
-  return Exchange(OpType::ALLTOALL, outputs, srcs, dsts, CopyBackFn(std::move(copy_backs)),
+  return Exchange(OpType::ALLTOALL, device, outputs, srcs, dsts, CopyBackFn(std::move(copy_backs)),
                   std::move(keep));
 }
 
@@ -502,9 +622,12 @@ WorkPtr WeftBackend::send(std::vector<at::Tensor>& tensors, int dst_rank, int ta
   auto issue = [&](Issuer& is) {
     is([&](weftRequest_t* r) {
       return weftISend(buf.data_ptr(), Bytes(buf), weftUint8, dst_rank, comm_, r);
+    }, [&](weftStream_t s) {
+      return weftSendStream(StreamPtr(buf), Bytes(buf), weftUint8, dst_rank, comm_, s);
     });
   };
-  return Launch(OpType::SEND, "send", tensors, issue, nullptr, {buf}, /*point_to_point=*/true);
+  return Launch(OpType::SEND, "send", t.device(), tensors, issue, nullptr, {buf},
+                /*point_to_point=*/true);
 }
 
 WorkPtr WeftBackend::recv(std::vector<at::Tensor>& tensors, int src_rank, int tag) {
@@ -514,15 +637,23 @@ WorkPtr WeftBackend::recv(std::vector<at::Tensor>& tensors, int src_rank, int ta
   auto issue = [&](Issuer& is) {
     is([&](weftRequest_t* r) {
       return weftIRecv(buf.data_ptr(), Bytes(buf), weftUint8, src_rank, comm_, r);
+    }, [&](weftStream_t s) {
+      return weftRecvStream(StreamPtr(buf), Bytes(buf), weftUint8, src_rank, comm_, s);
     });
   };
-  return Launch(OpType::RECV, "recv", tensors, issue, CopyBackFn(std::move(copy_backs)),
+  return Launch(OpType::RECV, "recv", t.device(), tensors, issue, CopyBackFn(std::move(copy_backs)),
                 {buf}, /*point_to_point=*/true);
 }
 
+// A host barrier for CPU and CUDA alike (torch hands in no tensors): weft runs it after
+// every operation issued before it, stream calls included, and wait() blocks the host
+// until every rank has reached it, which is what torch's barrier promises.
 WorkPtr WeftBackend::barrier(const c10d::BarrierOptions& opts) {
-  auto issue = [&](Issuer& is) { is([&](weftRequest_t* r) { return weftIBarrier(comm_, r); }); };
-  return Launch(OpType::BARRIER, "barrier", {}, issue, nullptr, {});
+  auto issue = [&](Issuer& is) {
+    is([&](weftRequest_t* r) { return weftIBarrier(comm_, r); },
+       [&](weftStream_t s) { return weftBarrierStream(comm_, s); });
+  };
+  return Launch(OpType::BARRIER, "barrier", c10::Device(c10::kCPU), {}, issue, nullptr, {});
 }
 
 }  // namespace weft_torch

@@ -1,13 +1,16 @@
 // c10d::Backend "weft": torch.distributed collectives on a weft communicator.
 //
-// Every operation is issued with weft's non-blocking calls and returns at once; the
-// Completer finishes it. Data-moving operations move bytes (any dtype works); reducing
-// ones map dtype and op through types.h.
+// One communicator serves CPU and CUDA tensors (registered for both device types). An
+// operation on CPU tensors is issued with weft's non-blocking calls and returns at once;
+// the Completer finishes it. One on CUDA tensors is issued NCCL-style with weft's stream
+// calls on torch's current stream (cuda_path.h). Data-moving operations move bytes (any
+// dtype works); reducing ones map dtype and op through types.h.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -109,23 +112,43 @@ class WeftBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 
  private:
-  // Collects the requests of one operation; stops at the first call that fails.
+  // Issues the weft calls of one operation; stops at the first call that fails. Each
+  // call is given in both forms: non-blocking (CPU tensors: collects the requests) and on
+  // a stream (CUDA tensors: `stream` set, `on_stream` true).
   struct Issuer {
     weftComm_t comm;
     const char* name;
+    weftStream_t stream = nullptr;
+    bool on_stream = false;
     std::vector<weftRequest_t> requests;
     std::string error;
-    void operator()(const std::function<weftResult_t(weftRequest_t*)>& call);
+    void operator()(const std::function<weftResult_t(weftRequest_t*)>& call,
+                    const std::function<weftResult_t(weftStream_t)>& stream_call);
   };
 
-  // Issues `issue` under the issue lock (so the Completer sees weft's issue order) and
-  // hands the requests to the Completer. Throws at once if nothing could be issued.
-  c10::intrusive_ptr<c10d::Work> Launch(c10d::OpType type, const char* name,
+  // CPU (`device` is the CPU): issues `issue` under the issue lock (so the Completer sees
+  // weft's issue order) and hands the requests to the Completer. Throws at once if
+  // nothing could be issued. CUDA: LaunchOnStream.
+  c10::intrusive_ptr<c10d::Work> Launch(c10d::OpType type, const char* name, c10::Device device,
                                         std::vector<at::Tensor> outputs,
                                         const std::function<void(Issuer&)>& issue,
                                         std::function<void()> on_success,
                                         std::vector<at::Tensor> keep_alive,
                                         bool point_to_point = false);
+  // CUDA: issues `issue` on the current stream of `device` under the issue lock, runs
+  // `on_success` (copy-backs, queued on that stream) and returns a completed CudaWork.
+  // Throws if a call fails. Blocks for as long as weft's stream calls do (by default
+  // until the operation is complete, WEFT_CUDA_STREAM_WAIT).
+  c10::intrusive_ptr<c10d::Work> LaunchOnStream(c10d::OpType type, const char* name,
+                                                c10::Device device,
+                                                std::vector<at::Tensor> outputs,
+                                                const std::function<void(Issuer&)>& issue,
+                                                std::function<void()> on_success,
+                                                std::vector<at::Tensor> keep_alive,
+                                                bool point_to_point);
+  // Requires issue_mu_. Inside startCoalescing/endCoalescing every op must be on the
+  // device of the first (one Work for the batch, CPU-style or stream-ordered).
+  void CheckCoalescingDevice(c10::Device device, const char* name);
 
   c10::intrusive_ptr<c10d::Work> AllReduceMany(std::vector<at::Tensor>& tensors,
                                                const c10d::ReduceOp& op, c10d::OpType type);
@@ -142,7 +165,8 @@ class WeftBackend : public c10d::Backend {
                                                       c10d::OpType type);
   // Pairwise exchange: send_bufs[p] to p and recv_bufs[p] from p (byte buffers of this
   // rank's own slot are copied locally). Used by alltoall with unequal splits.
-  c10::intrusive_ptr<c10d::Work> Exchange(c10d::OpType type, std::vector<at::Tensor> outputs,
+  c10::intrusive_ptr<c10d::Work> Exchange(c10d::OpType type, c10::Device device,
+                                          std::vector<at::Tensor> outputs,
                                           std::vector<at::Tensor> send_bufs,
                                           std::vector<at::Tensor> recv_bufs,
                                           std::function<void()> on_success,
@@ -155,6 +179,7 @@ class WeftBackend : public c10d::Backend {
   uint64_t seq_ = 0;  // collectives issued (getSequenceNumberForGroup)
   bool coalescing_ = false;  // between startCoalescing and endCoalescing (issue_mu_)
   std::vector<c10::intrusive_ptr<WeftWork>> coalesced_;  // their Works (issue_mu_)
+  std::optional<c10::Device> coalesced_device_;  // the first one's device (issue_mu_)
 };
 
 c10::intrusive_ptr<c10d::Backend> CreateWeftBackend(const c10::intrusive_ptr<c10d::Store>& store,

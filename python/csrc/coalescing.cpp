@@ -2,6 +2,7 @@
 #include <atomic>
 
 #include "backend.h"
+#include "cuda_path.h"
 
 namespace weft_torch {
 
@@ -11,21 +12,28 @@ void WeftBackend::startCoalescing() {
               " is already coalescing (call endCoalescing first)");
   coalescing_ = true;
   coalesced_.clear();
+  coalesced_device_.reset();
 }
 
 c10::intrusive_ptr<c10d::Work> WeftBackend::endCoalescing() {
   std::vector<c10::intrusive_ptr<WeftWork>> works;
+  std::optional<c10::Device> device;
   {
     std::lock_guard<std::mutex> lock(issue_mu_);
     TORCH_CHECK(coalescing_, "weft endCoalescing: rank ", rank_,
                 " has no startCoalescing to end");
     coalescing_ = false;
     works.swap(coalesced_);
+    device.swap(coalesced_device_);
   }
   std::vector<at::Tensor> outputs;
   for (auto& w : works) {
     for (at::Tensor& t : w->result()) outputs.push_back(t);
   }
+  // CUDA: every member is already queued on the current stream of `device` (and its
+  // Work completed), so the batch's Work is an end event on that stream.
+  if (device && device->is_cuda())
+    return CompletedCudaWork(rank_, c10d::OpType::COALESCED, std::move(outputs), *device);
   auto all = c10::make_intrusive<WeftWork>(rank_, c10d::OpType::COALESCED, nullptr, outputs);
   if (works.empty()) {
     all->Complete(nullptr);

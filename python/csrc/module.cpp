@@ -3,6 +3,7 @@
 #include <torch/python.h>
 
 #include "backend.h"
+#include "cuda_path.h"
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "weft collectives as a torch.distributed backend (see weft.torch)";
@@ -14,5 +15,13 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     int v = 0;
     weftGetVersion(&v);
     return v;
+  });
+  // (compiled with CUDA support, why not: "" when it was); weft.torch.cuda_support().
+  m.def("cuda_support", [] {
+    return std::make_tuple(weft_torch::CudaBuilt(), std::string(weft_torch::CudaMissingReason()));
+  });
+  // (libweft can use CUDA device buffers on this machine, why not), weftCudaAvailable().
+  m.def("libweft_cuda_available", [] {
+    return std::make_tuple(weftCudaAvailable() != 0, std::string(weftCudaUnavailableReason()));
   });
 }

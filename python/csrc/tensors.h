@@ -3,14 +3,22 @@
 
 #include <ATen/ATen.h>
 
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
 namespace weft_torch {
 
-// weft works on host memory: refuses CUDA/meta/sparse tensors with a message naming `op`.
-void CheckCpuDense(const at::Tensor& t, const char* op);
+// Refuses undefined, non-dense (sparse, ...) tensors and tensors on a device weft cannot
+// take: anything but the CPU and CUDA, and CUDA too when weft._C was built without CUDA
+// support (the message says why, cuda_path.h). `op` names the operation in the message.
+void CheckDense(const at::Tensor& t, const char* op);
 void CheckSameType(const at::Tensor& a, const at::Tensor& b, const char* op);
+
+// The one device every tensor of an operation is on: the CPU, or one CUDA device.
+// Refuses a mixture (CPU with CUDA, or two CUDA devices) naming both devices; the CPU
+// when there are no tensors at all. Applies CheckDense to each tensor.
+c10::Device OpDevice(std::initializer_list<at::ArrayRef<at::Tensor>> groups, const char* op);
 
 inline size_t Bytes(const at::Tensor& t) {
   return static_cast<size_t>(t.numel()) * t.element_size();
@@ -23,7 +31,8 @@ using CopyBacks = std::vector<std::pair<at::Tensor, at::Tensor>>;
 // when `is_output`, the copy is registered to be copied back into t on success.
 at::Tensor ContiguousBuffer(const at::Tensor& t, bool is_output, CopyBacks& copy_backs);
 
-// Runs every copy-back (on the completer thread, after weft finished).
+// Runs every copy-back: on the completer thread after weft finished (CPU tensors), or on
+// the current CUDA stream right after weft's stream calls (CUDA tensors).
 void RunCopyBacks(const CopyBacks& copy_backs);
 
 }  // namespace weft_torch

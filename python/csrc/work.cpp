@@ -3,11 +3,11 @@
 namespace weft_torch {
 
 WeftWork::WeftWork(int rank, c10d::OpType type, const char* title,
-                   std::vector<at::Tensor> outputs)
+                   std::vector<at::Tensor> outputs, std::vector<c10::Device> devices)
     : c10d::Work(rank, type, title),
       outputs_(std::move(outputs)),
       future_(c10::make_intrusive<c10::ivalue::Future>(
-          c10::ListType::create(c10::TensorType::get()))) {}
+          c10::ListType::create(c10::TensorType::get()), std::move(devices))) {}
 
 c10::intrusive_ptr<c10::ivalue::Future> WeftWork::getFuture() { return future_; }
 

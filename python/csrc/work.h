@@ -1,8 +1,10 @@
 // The Work object torch hands back for every weft operation.
 //
-// It is completed by the backend's Completer thread (completer.h), never by the thread
-// that waits on it, so that its Future completes even if nobody calls wait(): DDP's
-// reducer waits on getFuture(), not on wait().
+// For CPU tensors it is completed by the backend's Completer thread (completer.h), never
+// by the thread that waits on it, so that its Future completes even if nobody calls
+// wait(): DDP's reducer waits on getFuture(), not on wait(). For CUDA tensors see
+// CudaWork (cuda_path.cpp): completed by the issuing thread once the operation is on the
+// stream, as torch's NCCL backend does.
 #pragma once
 
 #include <ATen/core/ivalue.h>
@@ -14,13 +16,17 @@ namespace weft_torch {
 
 class WeftWork : public c10d::Work {
  public:
-  // `outputs` become the Future's value (a list of tensors), as gloo does.
-  WeftWork(int rank, c10d::OpType type, const char* title, std::vector<at::Tensor> outputs);
+  // `outputs` become the Future's value (a list of tensors), as gloo does. `devices`:
+  // the CUDA devices of a CUDA operation (the Future then orders its callbacks and
+  // value() after the streams current when it completes), empty for CPU tensors.
+  WeftWork(int rank, c10d::OpType type, const char* title, std::vector<at::Tensor> outputs,
+           std::vector<c10::Device> devices = {});
 
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
   std::vector<at::Tensor> result() override;
 
-  // Called once, by the Completer: error == nullptr for success.
+  // Called once, by the Completer (CPU) or the issuing thread (CUDA): error == nullptr
+  // for success.
   void Complete(std::exception_ptr error);
 
  private:

@@ -1,4 +1,4 @@
-"""Registers the torch.distributed backend "weft" (CPU tensors).
+"""Registers the torch.distributed backend "weft" for CPU and CUDA tensors.
 
     import weft.torch
     torch.distributed.init_process_group("weft")
@@ -35,13 +35,28 @@ def _create_backend(store, rank, size, timeout):
     return _C.create_backend(store, rank, size, timeout)
 
 
+def cuda_support() -> tuple[bool, str]:
+    """(True, "") when weft._C was compiled to take CUDA tensors; else (False, why not).
+
+    Compiled support is not a GPU: on a machine without one, CUDA tensors cannot exist
+    and weft's own check (`_C.libweft_cuda_available()`) says why libweft cannot use one.
+    """
+    return _C.cuda_support()
+
+
 def library_version() -> str:
     v = _C.library_version()
     return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
 
 
+# One backend object (one weft communicator) serves both device types: torch creates it
+# once per group and registers it for each. Registered for "cuda" also when weft._C was
+# compiled without CUDA support, so that a CUDA tensor reaches it and is refused with the
+# reason (cuda_support()) instead of torch's "No backend type associated with device".
+DEVICES = ["cpu", "cuda"]
+
 # Importing twice (or reloading) must not fail: torch refuses a second registration.
 if BACKEND not in dist.Backend.backend_list:
-    dist.Backend.register_backend(BACKEND, _create_backend, devices=["cpu"])
+    dist.Backend.register_backend(BACKEND, _create_backend, devices=DEVICES)
 
-__all__ = ["BACKEND", "library_version"]
+__all__ = ["BACKEND", "DEVICES", "cuda_support", "library_version"]
