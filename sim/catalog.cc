@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "sim/data_dir.h"
+
 namespace weft::sim {
 namespace {
 
@@ -89,7 +91,11 @@ const std::vector<std::string>& RequiredFigures() {
   return kRequired;
 }
 
-std::string DefaultCatalogPath() { return std::string(WEFT_SIM_CATALOG_DIR) + "/instances.json"; }
+
+Result<Catalog> LoadShippedCatalog() {
+  WEFT_ASSIGN_OR_RETURN(const std::string path, ShippedDataPath("catalog/instances.json"));
+  return LoadCatalog(path);
+}
 
 Result<Catalog> LoadCatalog(const std::string& path) {
   std::ifstream in(path);

@@ -56,8 +56,8 @@ std::map<std::string, std::optional<double>> PriceOptions(const Instance& instan
 // (spot every few minutes, Capacity Blocks quarterly), so a price_* figure other than
 // price_on_demand_usd_h that has a value must cite a source with a date.
 Result<Catalog> LoadCatalog(const std::string& path);
-// The catalog shipped with the sources.
-std::string DefaultCatalogPath();
+// LoadCatalog of the shipped catalog (catalog/instances.json, found as data_dir.h says).
+Result<Catalog> LoadShippedCatalog();
 
 // The cluster model of `nodes` instances. Derivations (documented in SIMULATOR.md):
 // intra-node bandwidth per direction = intra_gbps_bidir / 2; per-NIC bandwidth =

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "sim/collective.h"
+#include "sim/data_dir.h"
 
 namespace weft::sim {
 
@@ -28,7 +29,10 @@ const ModelSpec* ModelCatalog::Find(const std::string& name) const {
   return nullptr;
 }
 
-std::string DefaultModelsPath() { return std::string(WEFT_SIM_CATALOG_DIR) + "/models.json"; }
+Result<ModelCatalog> LoadShippedModels() {
+  WEFT_ASSIGN_OR_RETURN(const std::string path, ShippedDataPath("catalog/models.json"));
+  return LoadModels(path);
+}
 
 Result<ModelCatalog> LoadModels(const std::string& path) {
   std::ifstream in(path);

@@ -68,7 +68,8 @@ struct ModelCatalog {
   const ModelSpec* Find(const std::string& name) const;
 };
 Result<ModelCatalog> LoadModels(const std::string& path);
-std::string DefaultModelsPath();
+// LoadModels of the shipped model catalog (catalog/models.json, found as data_dir.h says).
+Result<ModelCatalog> LoadShippedModels();
 
 // The efficiency when neither the configuration nor the catalog gives one: the trn1
 // BERT-Large calibration of SIMULATOR.md, an assumption for any other accelerator.

@@ -2,7 +2,7 @@
 # weft-bench with nccl-tests' flags: the issue's command line as one process (no
 # launcher: a world of one) and under weftrun; nccl-tests' program names pick the
 # collective; values weft-bench does not implement are usage errors (exit 2) that say
-# why; --version on every tool.
+# why; --version on every tool; every tool's usage errors exit 2.
 # Usage: bench_flags_test.sh WEFTRUN WEFT_BENCH WEFT_DOCTOR [WEFT_SIM]
 set -u
 WEFTRUN=$1; BENCH=$2; DOCTOR=$3; SIM=${4:-}
@@ -73,4 +73,52 @@ for tool in "$WEFTRUN" "$BENCH" "$DOCTOR" $SIM; do
     || fail "$tool --version printed '$v'"
   echo "ok: $v"
 done
+
+# 6. Exit codes: 0 on --help, 2 on a usage error, on every tool; weft-sim refuses the
+# spellings that mean something else in nccl-tests, and reports each bad value alone,
+# a size past 2^64 - 1 included.
+for tool in "$WEFTRUN" "$BENCH" "$DOCTOR" $SIM; do
+  "$tool" --help >"$TMP/out" 2>&1 || fail "$tool --help exited $?"
+done
+echo "ok: --help exits 0 on every tool"
+tool_usage_error() {  # EXPECTED_TEXT TOOL ARGS...
+  local want=$1; shift
+  timeout 60 "$@" >"$TMP/out" 2>&1; local rc=$?
+  [ $rc -eq 2 ] || fail "$* exited $rc, expected 2 (usage error)"
+  grep -q -- "$want" "$TMP/out" || fail "$*: message lacks '$want'"
+  echo "ok: $(basename "$1") ${*:2} -> 2: $(grep -m1 -- "$want" "$TMP/out")"
+}
+# (weftrun passes an unknown word on to the program, as mpirun does: a bad value instead.)
+tool_usage_error "-n" "$WEFTRUN" -n abc true
+tool_usage_error "Run with --help" "$WEFTRUN" -n abc true
+tool_usage_error "--no-such-flag" "$BENCH" --no-such-flag
+tool_usage_error "'17179869185G' is not a size" "$BENCH" -e 17179869185G
+tool_usage_error "--no-such-flag" "$DOCTOR" --no-such-flag "$TMP"
+tool_usage_error "Run with --help" "$DOCTOR" --no-such-flag "$TMP"
+tool_usage_error "dir is required" "$DOCTOR"
+if [ -n "$SIM" ]; then
+  tool_usage_error "--no-such-flag" "$SIM" collective --no-such-flag
+  tool_usage_error "Run with --help" "$SIM" collective --no-such-flag
+  tool_usage_error "subcommand" "$SIM"
+  tool_usage_error "-e/--maxbytes '17179869185G' is not a size" \
+    "$SIM" collective --instance p4d.24xlarge --nodes 2 -b 1K -e 17179869185G
+  tool_usage_error "-b/--minbytes 2G is larger than -e/--maxbytes 1G" \
+    "$SIM" collective --nodes 2 -b 2G -e 1G
+  tool_usage_error "--collective 'bogus' is not one of: allreduce" "$SIM" collective --collective bogus
+  tool_usage_error "-d/--datatype 'bogus' is not one of: int8" "$SIM" collective -d bogus
+  # Two bad values: both reported.
+  "$SIM" collective --collective bogus -b 1X >"$TMP/out" 2>&1
+  grep -q -- "--collective 'bogus'" "$TMP/out" && grep -q -- "-b/--minbytes '1X'" "$TMP/out" \
+    || fail "weft-sim did not report both bad values"
+  tool_usage_error "name the collective with --collective" "$SIM" collective --op allreduce
+  tool_usage_error "name the collective with --collective" "$SIM" scale -o allreduce
+  tool_usage_error "weft-sim takes the node count as -N/--nodes" "$SIM" collective -n 4
+  tool_usage_error "weft-sim takes the node count as -N/--nodes" "$SIM" train -n 1,2
+  tool_usage_error "--collective 'bogus'" "$SIM" scale --collective bogus --node-counts 2
+  "$SIM" collective -N 2 --collective allgather -b 1M -e 1M >"$TMP/out" 2>&1 \
+    || fail "weft-sim collective -N 2 --collective allgather exited $?"
+  grep -q "x 2 nodes" "$TMP/out" && grep -q "^# Collective: allgather" "$TMP/out" \
+    || fail "-N 2 --collective allgather did not simulate 2 nodes of allgather"
+  echo "ok: weft-sim collective -N 2 --collective allgather"
+fi
 echo PASS

@@ -17,7 +17,13 @@ int main(int argc, char** argv) {
   bool json = false;
   app.add_option("dir", dir, "folder holding weft-fr-*.json dumps")->required();
   app.add_flag("--json", json, "print the verdicts as JSON");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's message (and its --help hint), but the exit codes of every weft tool:
+    // 0 after --help or --version, 2 on a usage error (docs/CONFIGURATION.md, "Exit codes").
+    return app.exit(e) == 0 ? 0 : 2;
+  }
 
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) {

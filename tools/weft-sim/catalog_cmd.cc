@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cluster_build.h"
+#include "flags.h"
 #include "sim/catalog.h"
 #include "sim/custom_cluster.h"
 
@@ -17,9 +18,10 @@ void AddClusterOptions(CLI::App* cmd, ClusterOptions* o) {
   cmd->add_option("--catalog", o->catalog, "instance catalog JSON (default: the shipped one)");
   cmd->add_option("-i,--instance", o->instance, "instance type from the catalog")
       ->capture_default_str();
-  cmd->add_option("-n,--nodes", o->nodes, "number of instances")
+  cmd->add_option("-N,--nodes", o->nodes, "number of instances")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
+  RefuseOption(cmd, "-n", kNodesNotN);
   cmd->add_option("--nic-policy", o->nic_policy,
                   "rail: a rank uses its own NIC(s); stripe: a rank's messages spread over all "
                   "NICs of its host")
@@ -74,7 +76,7 @@ Result<ClusterSpec> BuildCustom(const ClusterOptions& o) {
 Result<ClusterSpec> BuildCluster(const ClusterOptions& o) {
   if (o.instance == "custom" || !o.cluster_file.empty()) return BuildCustom(o);
   WEFT_ASSIGN_OR_RETURN(Catalog cat,
-                        LoadCatalog(o.catalog.empty() ? DefaultCatalogPath() : o.catalog));
+                        o.catalog.empty() ? LoadShippedCatalog() : LoadCatalog(o.catalog));
   const Instance* inst = cat.Find(o.instance);
   if (inst == nullptr) {
     std::string names;
@@ -103,7 +105,7 @@ CLI::App* AddCatalogCommand(CLI::App* app, CatalogOptions* o) {
 }
 
 int RunCatalog(const CatalogOptions& o) {
-  auto cat = LoadCatalog(o.catalog.empty() ? DefaultCatalogPath() : o.catalog);
+  auto cat = o.catalog.empty() ? LoadShippedCatalog() : LoadCatalog(o.catalog);
   if (!cat.ok()) {
     fmt::print(stderr, "weft-sim: {}\n", cat.status().ToString());
     return 2;

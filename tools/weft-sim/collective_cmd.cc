@@ -11,7 +11,7 @@
 #include "nccl_cmd.h"
 #include "plot.h"
 #include "sim/collective.h"
-#include "sizes.h"
+#include "flags.h"
 
 namespace weft::sim::cli {
 namespace {
@@ -36,7 +36,8 @@ void PrintHeader(const ClusterSpec& c, const CollectiveOptions& o) {
   fmt::print(
       "#  gamma {:.3g} ns/B, copy {:.3g} ns/B, {:.1f} us per message beyond a round's first "
       "send and receive\n#\n# Collective: {}\n",
-      c.reduce_s_per_byte * 1e9, c.copy_s_per_byte * 1e9, c.message_overhead_s() * 1e6, o.op);
+      c.reduce_s_per_byte * 1e9, c.copy_s_per_byte * 1e9, c.message_overhead_s() * 1e6,
+      o.collective);
   fmt::print("#{:>11}  {:>12}  {:>8}  {:>25}  {:>12}  {:>8}  {:>8}  {:>16}  {:>8}\n", "size",
              "count", "type", "algorithm", "time", "algbw", "busbw", "simulated", "wall");
   fmt::print("#{:>11}  {:>12}  {:>8}  {:>25}  {:>12}  {:>8}  {:>8}  {:>16}  {:>8}\n", "(B)",
@@ -49,7 +50,7 @@ bool WriteJson(const std::string& path, const ClusterSpec& c, const CollectiveOp
   j["instance"] = c.name;
   j["nodes"] = c.hosts;
   j["ranks"] = c.ranks();
-  j["op"] = o.op;
+  j["op"] = o.collective;  // the key weft-bench's JSON uses
   j["dtype"] = o.dtype;
   j["nic_policy"] = o.cluster.nic_policy;
   j["oversubscription"] = c.oversubscription;
@@ -90,10 +91,7 @@ CLI::App* AddCollectiveCommand(CLI::App* app, CollectiveOptions* o) {
   CLI::App* cmd = app->add_subcommand(
       "collective", "predict one collective's time over a range of sizes (nccl-tests table)");
   AddClusterOptions(cmd, &o->cluster);
-  cmd->add_option("--op", o->op,
-                  "allreduce, allgather, reducescatter, broadcast, reduce, "
-                  "alltoall, gather, scatter")
-      ->capture_default_str();
+  AddCollectiveOption(cmd, &o->collective);
   cmd->add_option("-b,--minbytes", o->min_bytes, "smallest size (K/M/G suffixes)")
       ->capture_default_str();
   cmd->add_option("-e,--maxbytes", o->max_bytes, "largest size")->capture_default_str();
@@ -130,11 +128,17 @@ int RunCollective(const CollectiveOptions& o) {
     return 2;
   }
   const ClusterSpec& c = *cluster;
-  const auto op = sched::CollectiveFromName(o.op);
-  const auto dtype = ParseDataType(o.dtype);
-  const auto minb = ParseSize(o.min_bytes), maxb = ParseSize(o.max_bytes);
-  if (!op || !dtype || !minb || !maxb || *minb > *maxb) {
-    fmt::print(stderr, "weft-sim: bad --op, --datatype or size range\n");
+  auto op = ParseCollectiveFlag(o.collective);
+  auto dtype = ParseDataTypeFlag(o.dtype);
+  auto minb = ParseSizeFlag("-b/--minbytes", o.min_bytes);
+  auto maxb = ParseSizeFlag("-e/--maxbytes", o.max_bytes);
+  for (const Status& s : {op.status(), dtype.status(), minb.status(), maxb.status()}) {
+    if (!s.ok()) fmt::print(stderr, "weft-sim: {}\n", s.message());
+  }
+  if (!op.ok() || !dtype.ok() || !minb.ok() || !maxb.ok()) return 2;
+  if (minb.value() > maxb.value()) {
+    fmt::print(stderr, "weft-sim: -b/--minbytes {} is larger than -e/--maxbytes {}\n",
+               o.min_bytes, o.max_bytes);
     return 2;
   }
   std::optional<sched::CostModel> costs;
@@ -208,7 +212,8 @@ int RunCollective(const CollectiveOptions& o) {
       s.y.push_back(r.p.busbw_gbps);
     }
     PlotSpec spec{
-        fmt::format("weft-sim {} busbw, {} x {} ({} ranks)", o.op, c.name, c.hosts, c.ranks()),
+        fmt::format("weft-sim {} busbw, {} x {} ({} ranks)", o.collective, c.name, c.hosts,
+                    c.ranks()),
         "message size (bytes)", "predicted busbw (GB/s)", true};
     if (!WritePlot(o.plot_path, spec, {s})) return 1;
   }

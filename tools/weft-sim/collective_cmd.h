@@ -28,7 +28,7 @@ struct ClusterOptions {
 
 struct CollectiveOptions {
   ClusterOptions cluster;
-  std::string op = "allreduce";
+  std::string collective = "allreduce";
   std::string dtype = "float";
   std::string min_bytes = "1K", max_bytes = "1G";
   double factor = 2;

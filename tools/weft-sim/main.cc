@@ -27,7 +27,13 @@ int main(int argc, char** argv) {
   CLI::App* scale_cmd = AddScaleCommand(&app, &scale);
   NcclValidateOptions nccl_validate;
   CLI::App* nccl_validate_cmd = AddNcclValidateCommand(&app, &nccl_validate);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's message (and its --help hint), but the exit codes of every weft tool:
+    // 0 after --help or --version, 2 on a usage error (docs/CONFIGURATION.md, "Exit codes").
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   if (collective_cmd->parsed()) return RunCollective(collective);
   if (catalog_cmd->parsed()) return RunCatalog(catalog);
   if (validate_cmd->parsed()) return RunValidate(validate);

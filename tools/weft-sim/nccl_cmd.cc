@@ -9,13 +9,16 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/catalog.h"
+#include "sim/data_dir.h"
 #include "sim/nccl_model.h"
 
 namespace weft::sim::cli {
 namespace {
 
-std::string CalibrationPath(const std::string& file) {
-  return std::string(WEFT_SIM_CATALOG_DIR) + "/../calibration/" + file;
+// `given` when the user named a file, else the shipped calibration/`file`.
+Result<std::string> GivenOrShipped(const std::string& given, const std::string& file) {
+  if (!given.empty()) return given;
+  return ShippedDataPath("calibration/" + file);
 }
 
 std::string SizeName(double bytes) {
@@ -103,7 +106,7 @@ void PrintSummary(const std::vector<Row>& rows, bool markdown) {
 }  // namespace
 
 Result<NcclFigures> NcclFiguresFor(const std::string& path, const std::string& instance) {
-  const std::string file = path.empty() ? CalibrationPath("nccl_figures.json") : path;
+  WEFT_ASSIGN_OR_RETURN(const std::string file, GivenOrShipped(path, "nccl_figures.json"));
   nlohmann::json j;
   try {
     std::ifstream(file) >> j;
@@ -136,10 +139,16 @@ CLI::App* AddNcclValidateCommand(CLI::App* app, NcclValidateOptions* o) {
 }
 
 int RunNcclValidate(const NcclValidateOptions& o) {
-  const std::string data = o.data.empty() ? CalibrationPath("published.csv") : o.data;
-  const std::string figures = o.figures.empty() ? CalibrationPath("nccl_figures.json") : o.figures;
-  Result<Catalog> catalog = LoadCatalog(o.catalog.empty() ? DefaultCatalogPath() : o.catalog);
-  Result<std::vector<PublishedRow>> published = LoadPublished(data);
+  const Result<std::string> data = GivenOrShipped(o.data, "published.csv");
+  const Result<std::string> figures_path = GivenOrShipped(o.figures, "nccl_figures.json");
+  if (!data.ok() || !figures_path.ok()) {
+    fmt::print(stderr, "weft-sim: {}\n",
+               (data.ok() ? figures_path.status() : data.status()).ToString());
+    return 1;
+  }
+  const std::string& figures = figures_path.value();
+  Result<Catalog> catalog = o.catalog.empty() ? LoadShippedCatalog() : LoadCatalog(o.catalog);
+  Result<std::vector<PublishedRow>> published = LoadPublished(data.value());
   if (!catalog.ok() || !published.ok()) {
     fmt::print(stderr, "weft-sim: {}\n",
                (catalog.ok() ? published.status() : catalog.status()).ToString());

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "plot.h"
-#include "sizes.h"
+#include "common/byte_size.h"
 
 namespace weft::sim::cli {
 namespace {
@@ -61,7 +61,7 @@ std::string RenderSvgPlot(const PlotSpec& spec, const std::vector<Series>& serie
   for (int e = static_cast<int>(std::ceil(xmin)); e <= static_cast<int>(xmax); e += step) {
     const double v = std::ldexp(1.0, e);
     const std::string label =
-        spec.x_is_bytes ? FormatSize(static_cast<size_t>(v)) : fmt::format("{:g}", v);
+        spec.x_is_bytes ? tools::FormatByteSize(static_cast<size_t>(v)) : fmt::format("{:g}", v);
     svg += fmt::format(
         "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>"
         "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",

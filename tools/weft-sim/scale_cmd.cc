@@ -12,7 +12,8 @@
 #include "cluster_build.h"
 #include "plot.h"
 #include "sim/collective.h"
-#include "sizes.h"
+#include "common/byte_size.h"
+#include "flags.h"
 
 namespace weft::sim::cli {
 namespace {
@@ -42,7 +43,7 @@ std::optional<std::vector<int>> ParseNodeCounts(const std::string& text) {
 bool WriteJson(const std::string& path, const ScaleOptions& o, const std::vector<Point>& pts) {
   nlohmann::json j;
   j["instance"] = o.cluster.instance;
-  j["op"] = o.op;
+  j["op"] = o.collective;  // the key weft-bench's JSON uses
   j["bytes"] = o.bytes;
   j["repeat"] = o.repeat;
   for (const Point& p : pts) {
@@ -66,7 +67,7 @@ CLI::App* AddScaleCommand(CLI::App* app, ScaleOptions* o) {
       "scale", "time the simulator for one collective as the cluster grows (wall vs ranks)");
   AddClusterOptions(cmd, &o->cluster);
   cmd->add_option("--node-counts", o->nodes, "node counts, comma-separated")->capture_default_str();
-  cmd->add_option("-o,--op", o->op, "collective")->capture_default_str();
+  AddCollectiveOption(cmd, &o->collective);
   cmd->add_option("-d,--datatype", o->dtype, "element type")->capture_default_str();
   cmd->add_option("-b,--bytes", o->bytes, "message size")->capture_default_str();
   cmd->add_option("--algo", o->algo, "force an algorithm, WEFT_ALGO syntax");
@@ -81,14 +82,19 @@ CLI::App* AddScaleCommand(CLI::App* app, ScaleOptions* o) {
 
 int RunScale(const ScaleOptions& o) {
   const auto counts = ParseNodeCounts(o.nodes);
-  const auto op = sched::CollectiveFromName(o.op);
-  const auto dtype = ParseDataType(o.dtype);
-  const auto bytes = ParseSize(o.bytes);
-  if (!counts || !op || !dtype || !bytes) {
-    fmt::print(stderr, "weft-sim scale: bad --node-counts, --op, --datatype or --bytes\n");
-    return 2;
+  auto op = ParseCollectiveFlag(o.collective);
+  auto dtype = ParseDataTypeFlag(o.dtype);
+  auto bytes = ParseSizeFlag("-b/--bytes", o.bytes);
+  if (!counts)
+    fmt::print(stderr,
+               "weft-sim scale: --node-counts '{}' is not a comma-separated list of positive "
+               "integers (e.g. 8,16,32)\n", o.nodes);
+  for (const Status& s : {op.status(), dtype.status(), bytes.status()}) {
+    if (!s.ok()) fmt::print(stderr, "weft-sim scale: {}\n", s.message());
   }
-  fmt::print("# weft-sim scale: {} of {} on {}, {} run(s) per point{}\n", o.op, FormatSize(*bytes),
+  if (!counts || !op.ok() || !dtype.ok() || !bytes.ok()) return 2;
+  fmt::print("# weft-sim scale: {} of {} on {}, {} run(s) per point{}\n", o.collective,
+             tools::FormatByteSize(*bytes),
              o.cluster.instance, o.repeat, o.no_symmetry ? ", every rank simulated" : "");
   fmt::print("#{:>7} {:>8} {:>25} {:>14} {:>18} {:>12} {:>12}\n", "nodes", "ranks", "algorithm",
              "predicted(us)", "simulated", "wall min", "wall median");
@@ -136,7 +142,10 @@ int RunScale(const ScaleOptions& o) {
     return 1;
   }
   if (!o.plot_path.empty()) {
-    Series s{fmt::format("{} {} on {}", o.op, FormatSize(*bytes), o.cluster.instance), {}, {}};
+    Series s{fmt::format("{} {} on {}", o.collective, tools::FormatByteSize(*bytes),
+                         o.cluster.instance),
+             {},
+             {}};
     for (const Point& p : points) {
       s.x.push_back(p.ranks);
       s.y.push_back(p.wall_median_ms / 1e3);

@@ -12,7 +12,7 @@ namespace weft::sim::cli {
 struct ScaleOptions {
   ClusterOptions cluster;  // its `nodes` is ignored: see `nodes`
   std::string nodes = "8,16,32,64,128,256,512,1024,2048";
-  std::string op = "allreduce";
+  std::string collective = "allreduce";
   std::string dtype = "float";
   std::string bytes = "1G";
   std::string algo;  // WEFT_ALGO syntax; empty: the planner's choice

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cluster_build.h"
+#include "flags.h"
 #include "plot.h"
 #include "sim/catalog.h"
 
@@ -34,7 +35,8 @@ void AddCommon(CLI::App* cmd, TrainOptions* o) {
   cmd->add_option("--models", o->models_path, "model catalog JSON");
   cmd->add_option("-m,--model", o->model, "bert-large, gpt-2, gpt3-1.3B, llama-7B")
       ->capture_default_str();
-  cmd->add_option("-n,--nodes", o->nodes, "node counts, comma-separated")->capture_default_str();
+  cmd->add_option("-N,--nodes", o->nodes, "node counts, comma-separated")->capture_default_str();
+  RefuseOption(cmd, "-n", kNodesNotN);
   cmd->add_option("--efficiency", o->efficiency,
                   "achieved / peak dense FLOPs: X for every instance, or INSTANCE=X,... "
                   "(default: the catalog's figure per accelerator)");
@@ -71,8 +73,8 @@ void AddCommon(CLI::App* cmd, TrainOptions* o) {
 }
 
 Result<Run> Simulate(const TrainOptions& o, const std::string& instance, const ModelSpec& model) {
-  WEFT_ASSIGN_OR_RETURN(Catalog cat, LoadCatalog(o.cluster.catalog.empty() ? DefaultCatalogPath()
-                                                                           : o.cluster.catalog));
+  WEFT_ASSIGN_OR_RETURN(Catalog cat, o.cluster.catalog.empty() ? LoadShippedCatalog()
+                                                                : LoadCatalog(o.cluster.catalog));
   const Instance* inst = cat.Find(instance);
   if (inst == nullptr) {
     // A custom cluster has no TFLOPS, HBM or prices: the step needs a catalog entry
@@ -207,7 +209,7 @@ int Emit(const TrainOptions& o, const ModelSpec& m, const std::vector<Run>& runs
 
 Result<ModelSpec> ModelFor(const TrainOptions& o) {
   WEFT_ASSIGN_OR_RETURN(ModelCatalog cat,
-                        LoadModels(o.models_path.empty() ? DefaultModelsPath() : o.models_path));
+                        o.models_path.empty() ? LoadShippedModels() : LoadModels(o.models_path));
   const ModelSpec* m = cat.Find(o.model);
   if (m == nullptr) {
     std::string names;
@@ -223,7 +225,7 @@ Result<ModelSpec> ModelFor(const TrainOptions& o) {
 // Which purchase options the catalog prices for this instance, and which have no
 // published figure (so that a missing column is not read as "free").
 void PrintPriceOptions(const TrainOptions& o, const std::string& instance) {
-  auto cat = LoadCatalog(o.cluster.catalog.empty() ? DefaultCatalogPath() : o.cluster.catalog);
+  auto cat = o.cluster.catalog.empty() ? LoadShippedCatalog() : LoadCatalog(o.cluster.catalog);
   if (!cat.ok() || cat->Find(instance) == nullptr) return;
   std::string priced, unpriced;
   for (const auto& [option, price] : PriceOptions(*cat->Find(instance))) {

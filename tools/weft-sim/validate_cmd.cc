@@ -15,7 +15,8 @@
 #include "plot.h"
 #include "sim/collective.h"
 #include "sim/fit.h"
-#include "sizes.h"
+#include "common/byte_size.h"
+#include "flags.h"
 
 namespace weft::sim::cli {
 namespace {
@@ -179,14 +180,12 @@ CLI::App* AddValidateCommand(CLI::App* app, ValidateOptions* o) {
 int RunValidate(const ValidateOptions& o) {
   auto cluster = BuildCluster(o.cluster);
   auto pts = ReadMeasured(o.measured);
-  const auto fit_max = ParseSize(o.fit_max), check_from = ParseSize(o.check_from);
-  if (!cluster.ok() || !pts.ok() || !fit_max || !check_from) {
-    fmt::print(stderr, "weft-sim validate: {}\n",
-               !cluster.ok() ? cluster.status().ToString()
-               : !pts.ok()   ? pts.status().ToString()
-                             : "bad --fit-max or --check-from");
-    return 2;
+  auto fit_max = ParseSizeFlag("--fit-max", o.fit_max);
+  auto check_from = ParseSizeFlag("--check-from", o.check_from);
+  for (const Status& s : {cluster.status(), pts.status(), fit_max.status(), check_from.status()}) {
+    if (!s.ok()) fmt::print(stderr, "weft-sim validate: {}\n", s.ToString());
   }
+  if (!cluster.ok() || !pts.ok() || !fit_max.ok() || !check_from.ok()) return 2;
   const ClusterSpec& c = *cluster;
   // t(alpha) = k alpha + b: two simulations per point (exact when the schedule's
   // critical path does not change with alpha, which holds without contention).
@@ -237,7 +236,7 @@ int RunValidate(const ValidateOptions& o) {
     } else if (held && std::fabs(p.err_pct()) > o.tolerance_pct) {
       flag = "  <-- over";
     }
-    fmt::print("{:>12} {:>12} {:>25} {:>13.1f} {:>13.1f} {:>+7.1f}%{}\n", p.op, FormatSize(p.bytes),
+    fmt::print("{:>12} {:>12} {:>25} {:>13.1f} {:>13.1f} {:>+7.1f}%{}\n", p.op, tools::FormatByteSize(p.bytes),
                p.algorithm, p.measured_s * 1e6, p.predicted_s * 1e6, p.err_pct(), flag);
   }
   fmt::print("# sizes >= {}: {} rows, mean |error| {:.1f}%, {} over {}%\n", o.check_from, checked,

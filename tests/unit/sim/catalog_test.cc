@@ -13,7 +13,7 @@ namespace weft::sim {
 namespace {
 
 TEST(CatalogTest, ShippedCatalogLoadsWithSourcesForEveryFigure) {
-  auto cat = LoadCatalog(DefaultCatalogPath());
+  auto cat = LoadShippedCatalog();
   ASSERT_TRUE(cat.ok()) << cat.status().ToString();
   for (const char* name :
        {"p3.16xlarge", "p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge",
@@ -40,7 +40,7 @@ TEST(CatalogTest, ShippedCatalogLoadsWithSourcesForEveryFigure) {
 TEST(CatalogTest, EveryInstanceStatesEachPurchaseOption) {
   // Each purchase option is present for every instance: with a value and a dated source,
   // or null with a note that says why (never silently missing, never invented).
-  auto cat = LoadCatalog(DefaultCatalogPath());
+  auto cat = LoadShippedCatalog();
   ASSERT_TRUE(cat.ok()) << cat.status().ToString();
   for (const Instance& inst : cat->instances) {
     const auto options = PriceOptions(inst);
@@ -82,7 +82,7 @@ TEST(CatalogTest, PriceOptionsAreTheFiguresNamedPrice) {
 }
 
 TEST(CatalogTest, P4dModelUsesPerDirectionFigures) {
-  auto cat = LoadCatalog(DefaultCatalogPath());
+  auto cat = LoadShippedCatalog();
   ASSERT_TRUE(cat.ok());
   auto c = ClusterFor(*cat->Find("p4d.24xlarge"), 2);
   ASSERT_TRUE(c.ok());

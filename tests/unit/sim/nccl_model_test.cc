@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include "sim/data_dir.h"
+
 namespace weft::sim {
 namespace {
 
@@ -72,8 +74,9 @@ TEST(NcclModelTest, FitReproducesPlantedFigures) {
 }
 
 TEST(NcclModelTest, LoadsTheShippedDataAndRejectsBadRows) {
-  Result<std::vector<PublishedRow>> rows =
-      LoadPublished(std::string(WEFT_SIM_CATALOG_DIR) + "/../calibration/published.csv");
+  Result<std::string> shipped = ShippedDataPath("calibration/published.csv");
+  ASSERT_TRUE(shipped.ok()) << shipped.status().ToString();
+  Result<std::vector<PublishedRow>> rows = LoadPublished(shipped.value());
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
   EXPECT_GE(rows->size(), 75u);
   for (const PublishedRow& r : *rows) EXPECT_GT(r.busbw_gbps, 0) << r.source_id;

@@ -37,7 +37,7 @@ Timed Predict(const ClusterSpec& cluster, Collective coll, size_t bytes, const s
 }
 
 ClusterSpec P4d(int nodes) {
-  auto catalog = LoadCatalog(DefaultCatalogPath());
+  auto catalog = LoadShippedCatalog();
   EXPECT_TRUE(catalog.ok()) << catalog.status().ToString();
   const Instance* p4d = catalog->Find("p4d.24xlarge");
   EXPECT_NE(p4d, nullptr);

@@ -37,7 +37,7 @@ TEST(ModelTest, FlopsFollowKaplan) {
 }
 
 TEST(ModelTest, ShippedCatalogHasTheIssueModelsWithSources) {
-  auto cat = LoadModels(DefaultModelsPath());
+  auto cat = LoadShippedModels();
   ASSERT_TRUE(cat.ok()) << cat.status().ToString();
   for (const char* name : {"bert-large", "gpt-2", "gpt3-1.3B", "llama-7B"}) {
     const ModelSpec* m = cat->Find(name);
@@ -101,7 +101,7 @@ TEST(TrainTest, OneRankIsComputeAndPricesFollowTheStep) {
 TEST(TrainTest, ShippedPurchaseOptionsScaleTheSameStep) {
   // p4d has on-demand, spot and Capacity Block prices: each option costs the same step at
   // its own hourly rate; options without a published figure give no cost at all.
-  auto cat = LoadCatalog(DefaultCatalogPath());
+  auto cat = LoadShippedCatalog();
   ASSERT_TRUE(cat.ok());
   const Instance& p4d = *cat->Find("p4d.24xlarge");
   auto c = ClusterFor(p4d, 1);
@@ -119,7 +119,7 @@ TEST(TrainTest, ShippedPurchaseOptionsScaleTheSameStep) {
 TEST(TrainTest, P3SpotPriceIsCosted) {
   // p3.16xlarge has a dated spot price (SkyPilot, 2022-03-01) next to its On-Demand one:
   // both are costed, in the ratio of the two rates; no Savings Plan rate is published.
-  auto cat = LoadCatalog(DefaultCatalogPath());
+  auto cat = LoadShippedCatalog();
   ASSERT_TRUE(cat.ok());
   const Instance& p3 = *cat->Find("p3.16xlarge");
   auto c = ClusterFor(p3, 1);
@@ -184,8 +184,8 @@ TEST(EfficiencyTest, CommandLineForms) {
 TEST(EfficiencyTest, ShippedFactorsMatchTheirPublishedThroughputs) {
   // The derived factors are published BERT-Large phase-1 throughputs (seq 128) times the
   // model's FLOPs per sample over peak: recomputing them checks data and formula agree.
-  auto cat = LoadCatalog(DefaultCatalogPath());
-  auto models = LoadModels(DefaultModelsPath());
+  auto cat = LoadShippedCatalog();
+  auto models = LoadShippedModels();
   ASSERT_TRUE(cat.ok() && models.ok());
   const double flops = models->Find("bert-large")->FlopsPerSample();
   const auto check = [&](const char* name, double samples_per_s, double chips) {
