@@ -184,8 +184,13 @@ class Engine {
     double seconds = 0;
     for (const Step& step : scheds_[rep].rounds[ranks_[rep].round].steps) {
       const double bytes = static_cast<double>(step.dst.count) * elem_;
-      if (step.kind == StepKind::kReduce) seconds += bytes * c_.reduce_s_per_byte;
-      if (step.kind == StepKind::kCopy) seconds += bytes * c_.copy_s_per_byte;
+      // A registered-buffer schedule's steps on a peer's memory cost as local ones: on one
+      // host both are bound by memory bandwidth (its kSync flags are not modelled).
+      if (step.kind == StepKind::kReduce || step.kind == StepKind::kPeerReduce)
+        seconds += bytes * c_.reduce_s_per_byte;
+      if (step.kind == StepKind::kCopy || step.kind == StepKind::kPeerRead ||
+          step.kind == StepKind::kPeerWrite)
+        seconds += bytes * c_.copy_s_per_byte;
     }
     return seconds;
   }

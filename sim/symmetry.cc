@@ -33,7 +33,14 @@ RoundSig Signature(const sched::Round& round) {
         sig.reduce_elems += s.dst.count;
         break;
       case sched::StepKind::kCopy:
+      case sched::StepKind::kPeerRead:
+      case sched::StepKind::kPeerWrite:
         sig.copy_elems += s.dst.count;
+        break;
+      case sched::StepKind::kPeerReduce:
+        sig.reduce_elems += s.dst.count;
+        break;
+      case sched::StepKind::kSync:  // a flag in shared memory: no message to model
         break;
     }
   }

@@ -276,6 +276,15 @@ Result<PlanChoice> Planner::Explain(const PlanRequest& request) const {
     }
     fallback = fmt::format("WEFT_ALGO's {} does not support this call; ", forced);
   }
+  // Registered buffers on one host: the single-pass algorithm touches each byte least
+  // (docs/TRANSPORTS.md, "Registered buffers").
+  if (spec.registered) {
+    const Algorithm* single = FindAlgorithm(spec.coll, "single_pass");
+    if (single != nullptr && single->supports(spec)) {
+      return PlanChoice{single, fmt::format("{}buffers registered on every rank ({} bytes)",
+                                            fallback, bytes)};
+    }
+  }
   const Algorithm* by_size = FindAlgorithm(spec.coll, DefaultName(spec, request.elem_size));
   if (by_size != nullptr && !by_size->supports(spec)) by_size = nullptr;
   // Across hosts: every algorithm the model can cost, the cheapest wins.

@@ -32,6 +32,10 @@ const std::vector<Algorithm>& AllAlgorithms() {
        "instead of the ring's 2(H-1)); needs the topology",
        a::HasTopology, a::BuildAllReduceHierarchicalRabenseifner,
        a::EstimateAllReduceHierarchicalRabenseifnerUs, a::RailButterflyMargin},
+      {"single_pass", C::kAllReduce,
+       "registered buffers on one host: each rank reduces its chunk from every input in "
+       "place and writes it into every output; flags order the accesses",
+       a::SupportsRegistered, a::BuildAllReduceSinglePass, a::EstimateAllReduceSinglePassUs},
 
       {"binomial", C::kReduce, "binomial-tree reduce to the root", a::AnySize,
        a::BuildReduceBinomial, a::EstimateReduceBinomialUs},

@@ -175,6 +175,17 @@ std::string ToString(const Step& step) {
       return fmt::format("reduce {} <- {}", SliceString(step.dst), SliceString(step.src));
     case StepKind::kCopy:
       return fmt::format("copy {} <- {}", SliceString(step.dst), SliceString(step.src));
+    case StepKind::kSync:
+      return fmt::format("sync with {}", step.peer);
+    case StepKind::kPeerReduce:
+      return fmt::format("reduce {} <- rank {} {}", SliceString(step.dst), step.peer,
+                         SliceString(step.src));
+    case StepKind::kPeerRead:
+      return fmt::format("copy {} <- rank {} {}", SliceString(step.dst), step.peer,
+                         SliceString(step.src));
+    case StepKind::kPeerWrite:
+      return fmt::format("copy rank {} {} <- {}", step.peer, SliceString(step.dst),
+                         SliceString(step.src));
   }
   return "?";
 }

@@ -17,6 +17,16 @@
 // declares. Algorithms must be correct when the call is in place (NCCL convention,
 // see InPlaceOffset) unless they set `inplace_safe = false`, in which case the
 // executor first copies the input aside.
+//
+// Schedules for buffers that every rank registered (weftCommRegister, one host) may also
+// touch a peer's input and output directly (kPeerReduce, kPeerRead, kPeerWrite: the
+// peer's buffers are mapped into this process) and order those accesses with flags
+// (kSync). A kSync with a peer is in flight with the round's messages: the round's local
+// steps run once every rank named by a kSync of the round has reached its matching kSync
+// with this rank (the k-th kSync from A to B matches the k-th from B to A). So all of a
+// rank's steps before a kSync happen before all of the peer's steps after the matching
+// one: a schedule reads a peer's input only after a kSync with that peer, and leaves the
+// peer's buffers alone once its last kSync with it has passed.
 #pragma once
 
 #include <cstddef>
@@ -61,13 +71,23 @@ enum class StepKind : uint8_t {
   kRecv,    // receive from `peer` into `dst`
   kReduce,  // dst = dst (op) src, elementwise; src and dst have equal counts
   kCopy,    // dst = src
+  // Registered buffers only (see the top of this file):
+  kSync,        // raise this rank's flag to `peer` and wait for the peer's matching one
+  kPeerReduce,  // dst = dst (op) src, src in `peer`'s buffers (input or output)
+  kPeerRead,    // dst = src, src in `peer`'s buffers
+  kPeerWrite,   // dst = src, dst in `peer`'s buffers (input never)
 };
+
+// Whether the step names a slice of a peer's buffers.
+inline bool TouchesPeer(StepKind k) {
+  return k == StepKind::kPeerReduce || k == StepKind::kPeerRead || k == StepKind::kPeerWrite;
+}
 
 struct Step {
   StepKind kind;
-  int peer = -1;  // kSend / kRecv only
-  Slice src;      // kSend, kReduce, kCopy
-  Slice dst;      // kRecv, kReduce, kCopy
+  int peer = -1;  // kSend / kRecv / kSync and the kPeer* steps
+  Slice src;      // kSend, kReduce, kCopy, kPeer*
+  Slice dst;      // kRecv, kReduce, kCopy, kPeer*
 };
 
 struct Round {
@@ -113,6 +133,10 @@ struct CollectiveSpec {
   // Where the ranks are (null: unknown). Only topology-aware algorithms read it; a
   // schedule stays a pure function of the spec.
   std::shared_ptr<const Topology> topology = nullptr;
+  // Every rank's input and output are registered, every rank shares this host and has
+  // mapped every other's (comm/registered_path.h): schedules may use the kPeer* steps.
+  // Algorithms that need it support only such specs.
+  bool registered = false;
 };
 
 // Elements in the input and output buffers for `spec` (on this rank; for rooted

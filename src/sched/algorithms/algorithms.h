@@ -31,18 +31,23 @@ Topology TopologyOrFlat(const CollectiveSpec& spec, bool require_uniform = false
 // for allgather, reducescatter, gather and scatter, the block for each peer for alltoall.
 // They are called for two ranks or more (EstimateUs answers for one).
 
+// The spec's buffers are registered on every rank (CollectiveSpec::registered).
+bool SupportsRegistered(const CollectiveSpec& spec);
+
 Schedule BuildAllReduceHierarchical(const CollectiveSpec& spec);
 Schedule BuildAllReduceHierarchicalRabenseifner(const CollectiveSpec& spec);
 Schedule BuildAllReduceRing(const CollectiveSpec& spec);
 Schedule BuildAllReduceRecursiveDoubling(const CollectiveSpec& spec);
 Schedule BuildAllReduceBinomial(const CollectiveSpec& spec);
 Schedule BuildAllReduceRabenseifner(const CollectiveSpec& spec);
+Schedule BuildAllReduceSinglePass(const CollectiveSpec& spec);
 double EstimateAllReduceHierarchicalUs(const CostQuery& q, const CostModel& c);
 double EstimateAllReduceHierarchicalRabenseifnerUs(const CostQuery& q, const CostModel& c);
 double EstimateAllReduceRingUs(const CostQuery& q, const CostModel& c);
 double EstimateAllReduceRecursiveDoublingUs(const CostQuery& q, const CostModel& c);
 double EstimateAllReduceBinomialUs(const CostQuery& q, const CostModel& c);
 double EstimateAllReduceRabenseifnerUs(const CostQuery& q, const CostModel& c);
+double EstimateAllReduceSinglePassUs(const CostQuery& q, const CostModel& c);
 // The margin of the rail butterflies: the hierarchical allreduce with Rabenseifner rails
 // and the hierarchical allgather with recursive-doubling rails.
 Margin RailButterflyMargin(const CostModel& c);

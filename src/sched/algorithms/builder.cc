@@ -36,6 +36,23 @@ void Builder::Copy(const Slice& dst, const Slice& src) {
   Current().local.push_back(Step{StepKind::kCopy, -1, src, dst});
 }
 
+void Builder::Sync(int peer) { Current().comm.push_back(Step{StepKind::kSync, peer, {}, {}}); }
+
+void Builder::PeerReduce(const Slice& dst, int peer, const Slice& peer_src) {
+  if (dst.count == 0) return;
+  Current().local.push_back(Step{StepKind::kPeerReduce, peer, peer_src, dst});
+}
+
+void Builder::PeerRead(const Slice& dst, int peer, const Slice& peer_src) {
+  if (dst.count == 0) return;
+  Current().local.push_back(Step{StepKind::kPeerRead, peer, peer_src, dst});
+}
+
+void Builder::PeerWrite(int peer, const Slice& peer_dst, const Slice& src) {
+  if (src.count == 0) return;
+  Current().local.push_back(Step{StepKind::kPeerWrite, peer, src, peer_dst});
+}
+
 Schedule Builder::Finish(bool inplace_safe) {
   Schedule schedule;
   schedule.scratch_count = scratch_;

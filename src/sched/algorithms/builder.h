@@ -60,6 +60,12 @@ class Builder {
   void Reduce(const Slice& dst, const Slice& src);
   // A copy whose source and destination are the same slice is dropped.
   void Copy(const Slice& dst, const Slice& src);
+  // Registered buffers (schedule.h): a flag exchange with `peer`, kept like a message;
+  // and local steps on `peer`'s buffers, dropped when empty.
+  void Sync(int peer);
+  void PeerReduce(const Slice& dst, int peer, const Slice& peer_src);
+  void PeerRead(const Slice& dst, int peer, const Slice& peer_src);
+  void PeerWrite(int peer, const Slice& peer_dst, const Slice& src);
 
   // Declares that the schedule uses scratch[0, count).
   void NeedScratch(size_t count) { scratch_ = std::max(scratch_, count); }

@@ -1,6 +1,8 @@
 // Every registered algorithm (taken from the registry, not listed here) on every world
 // size 1..64 it supports, for several counts, roots and both in-place modes, with a sum
-// over int64 inputs, compared with a reference computed by plain loops.
+// over int64 inputs, compared with a reference computed by plain loops. Algorithms that
+// run only on registered buffers (CollectiveSpec::registered) get registered specs, and
+// the interpreter checks their accesses to the peers' buffers too.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -59,6 +61,16 @@ std::vector<int> Roots(Collective coll, int size, size_t count) {
   return {sample.begin(), sample.end()};
 }
 
+// The spec for `algorithm`: registered when it supports only registered buffers.
+CollectiveSpec SpecFor(const Algorithm& algorithm, int size, int root, size_t count) {
+  CollectiveSpec spec{algorithm.coll, 0, size, root, count};
+  if (!algorithm.supports(spec)) {
+    spec.registered = true;
+    if (!algorithm.supports(spec)) spec.registered = false;
+  }
+  return spec;
+}
+
 struct SweepParam {
   int algorithm;  // index into AllAlgorithms()
   int size;
@@ -69,7 +81,7 @@ std::vector<SweepParam> SweepParams() {
   const auto& all = AllAlgorithms();
   for (int a = 0; a < static_cast<int>(all.size()); ++a) {
     for (int size = 1; size <= kMaxWorld; ++size) {
-      CollectiveSpec spec{all[a].coll, 0, size, 0, 1};
+      const CollectiveSpec spec = SpecFor(all[a], size, 0, 1);
       if (all[a].supports(spec)) params.push_back({a, size});
     }
   }
@@ -83,7 +95,7 @@ TEST_P(AlgorithmSweep, MatchesReference) {
   const int size = GetParam().size;
   for (size_t count : Counts(algorithm.coll, size)) {
     for (int root : Roots(algorithm.coll, size, count)) {
-      const CollectiveSpec spec{algorithm.coll, 0, size, root, count};
+      const CollectiveSpec spec = SpecFor(algorithm, size, root, count);
       if (!algorithm.supports(spec)) continue;
       if (count >= kLargeCount && TotalElements(spec) > kMaxTotalElements) continue;
       const Buffers inputs = MakeInputs(spec);
@@ -112,7 +124,7 @@ TEST(AlgorithmMin, ReductionsWithMin) {
     }
     for (int size : {1, 2, 3, 5, 8, 13, 31, 64}) {
       for (size_t count : {size_t{1}, size_t{13}, size_t{100}}) {
-        const CollectiveSpec spec{algorithm.coll, 0, size, size / 3, count};
+        const CollectiveSpec spec = SpecFor(algorithm, size, size / 3, count);
         if (!algorithm.supports(spec)) continue;
         for (bool in_place : {false, true}) {
           ASSERT_TRUE(RunAndCompare(algorithm, spec, in_place, MakeScrambledInputs(spec), Min));
@@ -129,7 +141,7 @@ TEST(AlgorithmDeterminism, AllReduceRanksAgreeBitwiseOnDoubles) {
   for (const Algorithm& algorithm : AllAlgorithms()) {
     if (algorithm.coll != Collective::kAllReduce) continue;
     for (int size : {3, 6, 7, 12, 33}) {
-      const CollectiveSpec spec{algorithm.coll, 0, size, 0, 257};
+      const CollectiveSpec spec = SpecFor(algorithm, size, 0, 257);
       if (!algorithm.supports(spec)) continue;  // hierarchical: see hierarchical_test.cc
       std::vector<std::vector<std::byte>> inputs(size);
       for (int r = 0; r < size; ++r) {

@@ -114,10 +114,40 @@ Status CheckWritable(const Slice& dst) {
   return Status::Ok();
 }
 
-// Static checks of one step; fills the resolved regions (src, dst) it uses.
+// A slice of a peer's buffers (registered schedules): its input or output, never its
+// scratch, which is private; the bounds are checked against the peer's layout when the
+// step runs.
+Status CheckPeerSlice(const CollectiveSpec& spec, const Slice& peer_slice, bool write) {
+  if (!spec.registered) return Internal("a step on a peer's buffers needs registered buffers");
+  if (peer_slice.buf == Buf::kScratch) return Internal("a peer's scratch is not shared");
+  if (write && peer_slice.buf == Buf::kInput) return Internal("writes into a peer's input buffer");
+  return Status::Ok();
+}
+
+// Static checks of one step; fills the resolved regions (src, dst) it uses (for a step on a
+// peer's buffers, only the local one).
 Status CheckStep(const CollectiveSpec& spec, const Layout& l, const Step& s, Region* src,
                  Region* dst) {
   switch (s.kind) {
+    case StepKind::kSync:
+      if (!spec.registered) return Internal("a sync needs registered buffers");
+      return CheckPeer(spec, s);
+    case StepKind::kPeerReduce:
+    case StepKind::kPeerRead:
+    case StepKind::kPeerWrite: {
+      WEFT_RETURN_IF_ERROR(CheckPeer(spec, s));
+      if (s.src.count != s.dst.count) {
+        return Internal(
+            fmt::format("source has {} elements but destination has {}", s.src.count, s.dst.count));
+      }
+      if (s.kind == StepKind::kPeerWrite) {
+        WEFT_RETURN_IF_ERROR(CheckPeerSlice(spec, s.dst, true));
+        return Resolve(l, s.src, src);
+      }
+      WEFT_RETURN_IF_ERROR(CheckPeerSlice(spec, s.src, false));
+      WEFT_RETURN_IF_ERROR(CheckWritable(s.dst));
+      return Resolve(l, s.dst, dst);
+    }
     case StepKind::kSend:
       WEFT_RETURN_IF_ERROR(CheckPeer(spec, s));
       return Resolve(l, s.src, src);
@@ -177,11 +207,32 @@ Status ValidateWithLayout(const CollectiveSpec& spec, const Schedule& schedule, 
   return Status::Ok();
 }
 
+// Vector clocks order the accesses of registered schedules to one another's buffers: a
+// rank's clock ticks at each of its events and takes in the sender's (or the synced
+// peer's) clock as of its post. Event e of rank a happens before event f iff
+// e.clock[a] <= f.clock[a].
+using Clock = std::vector<uint64_t>;
+
+void Merge(Clock& into, const Clock& other) {
+  for (size_t i = 0; i < into.size(); ++i) into[i] = std::max(into[i], other[i]);
+}
+
 struct Message {
   std::vector<std::byte> data;
   size_t count = 0;
   size_t round = 0;
   size_t step = 0;
+  Clock clock;  // the sender's at the post
+};
+
+// One access to a rank's input or output (registered schedules only).
+struct Access {
+  int owner = 0;  // whose buffer
+  int actor = 0;  // who touched it
+  Region region;
+  bool write = false;
+  Clock clock;  // the actor's, at the access
+  size_t round = 0, step = 0;
 };
 
 struct RankState {
@@ -192,6 +243,7 @@ struct RankState {
   std::vector<std::byte> scratch;
   size_t round = 0;         // current round; == rounds.size() when done
   std::vector<size_t> seq;  // per step of the current round: FIFO index with its peer
+  Clock clock;
 
   bool done() const { return round >= schedule->rounds.size(); }
   std::byte* Ptr(const Region& r, size_t elem) {
@@ -209,11 +261,20 @@ class Machine {
         rendezvous_(rendezvous),
         queues_(static_cast<size_t>(n_) * n_),
         sends_posted_(queues_.size(), 0),
-        recvs_posted_(queues_.size(), 0) {}
+        recvs_posted_(queues_.size(), 0),
+        sync_clocks_(queues_.size()) {}
 
   std::vector<RankState>& ranks() { return ranks_; }
 
   Status Run() {
+    for (RankState& s : ranks_) {
+      for (const Round& round : s.schedule->rounds)
+        for (const Step& step : round.steps) track_ = track_ || TouchesPeer(step.kind);
+    }
+    for (int r = 0; r < n_; ++r) {
+      ranks_[r].clock.assign(n_, 0);
+      ranks_[r].clock[r] = 1;  // entering the call
+    }
     for (int r = 0; r < n_; ++r) Post(r);
     bool progress = true;
     while (progress) {
@@ -230,7 +291,8 @@ class Machine {
     bool all_done = true;
     for (const RankState& s : ranks_) all_done = all_done && s.done();
     if (!all_done) return Internal(DeadlockReport());
-    return CheckLeftovers();
+    WEFT_RETURN_IF_ERROR(CheckLeftovers());
+    return CheckAccesses();
   }
 
  private:
@@ -253,10 +315,15 @@ class Machine {
         m.step = i;
         const std::byte* p = s.Ptr(src, elem_);
         m.data.assign(p, p + m.count * elem_);
+        Log(r, r, src, false, i);
+        m.clock = s.clock;
         s.seq[i] = sends_posted_[Pair(r, step.peer)]++;
         queues_[Pair(r, step.peer)].push_back(std::move(m));
       } else if (step.kind == StepKind::kRecv) {
         s.seq[i] = recvs_posted_[Pair(step.peer, r)]++;
+      } else if (step.kind == StepKind::kSync) {
+        s.seq[i] = sync_clocks_[Pair(r, step.peer)].size();
+        sync_clocks_[Pair(r, step.peer)].push_back(s.clock);
       }
     }
   }
@@ -267,6 +334,9 @@ class Machine {
     for (size_t i = 0; i < steps.size(); ++i) {
       const Step& step = steps[i];
       if (step.kind == StepKind::kRecv && sends_posted_[Pair(step.peer, r)] <= s.seq[i]) {
+        return false;
+      }
+      if (step.kind == StepKind::kSync && sync_clocks_[Pair(step.peer, r)].size() <= s.seq[i]) {
         return false;
       }
       if (rendezvous_ && step.kind == StepKind::kSend &&
@@ -282,10 +352,12 @@ class Machine {
     const std::vector<Step>& steps = s.schedule->rounds[s.round].steps;
     for (size_t i = 0; i < steps.size(); ++i) {
       const Step& step = steps[i];
+      if (step.kind == StepKind::kSync) Merge(s.clock, sync_clocks_[Pair(step.peer, r)][s.seq[i]]);
       if (step.kind != StepKind::kRecv) continue;
       std::deque<Message>& q = queues_[Pair(step.peer, r)];
       Message m = std::move(q.front());
       q.pop_front();
+      Merge(s.clock, m.clock);
       if (m.count != step.dst.count) {
         return Internal(fmt::format(
             "{}: message size mismatch: rank {} sent {} elements (its round {} step {}) but "
@@ -295,17 +367,92 @@ class Machine {
       Region dst;
       (void)Resolve(s.layout, step.dst, &dst);
       if (!m.data.empty()) std::memcpy(s.Ptr(dst, elem_), m.data.data(), m.data.size());
+      Log(r, r, dst, true, i);
     }
-    for (const Step& step : steps) {
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const Step& step = steps[i];
+      if (TouchesPeer(step.kind)) {
+        Status st = RunPeerStep(r, step, i);
+        if (!st.ok()) return st.WithContext(Where(r, s.round, i, step));
+        continue;
+      }
       if (step.kind != StepKind::kReduce && step.kind != StepKind::kCopy) continue;
       Region src, dst;
       (void)Resolve(s.layout, step.src, &src);
       (void)Resolve(s.layout, step.dst, &dst);
+      Log(r, r, src, false, i);
+      Log(r, r, dst, true, i);
       if (step.kind == StepKind::kCopy) {
         if (!Same(src, dst))
           std::memcpy(s.Ptr(dst, elem_), s.Ptr(src, elem_), step.src.count * elem_);
       } else if (step.src.count > 0) {
         reduce_(s.Ptr(dst, elem_), s.Ptr(src, elem_), step.src.count);
+      }
+    }
+    return Status::Ok();
+  }
+
+  // A kPeer* step of rank r: the peer's slice resolved in the peer's layout.
+  Status RunPeerStep(int r, const Step& step, size_t i) {
+    RankState& s = ranks_[r];
+    RankState& peer = ranks_[step.peer];
+    const bool write = step.kind == StepKind::kPeerWrite;
+    const Slice& local_slice = write ? step.src : step.dst;
+    const Slice& peer_slice = write ? step.dst : step.src;
+    Region local, remote;
+    (void)Resolve(s.layout, local_slice, &local);  // validated already
+    Status st = Resolve(peer.layout, peer_slice, &remote);
+    if (!st.ok()) return st.WithContext(fmt::format("in rank {}'s buffers", step.peer));
+    Log(r, r, local, !write, i);
+    Log(step.peer, r, remote, write, i);
+    if (step.dst.count == 0) return Status::Ok();
+    std::byte* lp = s.Ptr(local, elem_);
+    std::byte* rp = peer.Ptr(remote, elem_);
+    const size_t bytes = step.dst.count * elem_;
+    if (step.kind == StepKind::kPeerWrite) {
+      std::memmove(rp, lp, bytes);
+    } else if (step.kind == StepKind::kPeerRead) {
+      std::memmove(lp, rp, bytes);
+    } else {
+      reduce_(lp, rp, step.dst.count);
+    }
+    return Status::Ok();
+  }
+
+  // Registered schedules: records that `actor` touched `region` of `owner`'s arena.
+  void Log(int owner, int actor, const Region& region, bool write, size_t step) {
+    if (!track_ || region.space != kArena || region.begin == region.end) return;
+    RankState& a = ranks_[actor];
+    ++a.clock[actor];
+    if (accesses_.empty()) accesses_.resize(n_);
+    accesses_[owner].push_back({owner, actor, region, write, a.clock, a.round, step});
+  }
+
+  // Every access to another rank's buffers must happen after that rank entered the call
+  // and before it left it, and be ordered (a sync or a message apart) with every other
+  // rank's access to the same elements where either writes.
+  Status CheckAccesses() const {
+    auto before = [](const Access& e, const Access& f) {
+      return e.clock[e.actor] <= f.clock[e.actor];
+    };
+    auto what = [](const Access& x) {
+      return fmt::format("rank {} round {} step {} {} rank {}'s elements [{}, {})", x.actor,
+                         x.round, x.step, x.write ? "writes" : "reads", x.owner, x.region.begin,
+                         x.region.end);
+    };
+    for (const std::vector<Access>& of_owner : accesses_) {
+      for (const Access& x : of_owner) {
+        if (x.actor == x.owner) continue;
+        if (x.clock[x.owner] < 1) return Internal(what(x) + " before that rank entered the call");
+        if (ranks_[x.owner].clock[x.actor] < x.clock[x.actor])
+          return Internal(what(x) + " after that rank may have returned (no sync after it)");
+        for (const Access& y : of_owner) {
+          if (y.actor == x.actor || !(x.write || y.write)) continue;
+          if (!Overlap(x.region, y.region) || before(x, y) || before(y, x)) continue;
+          return Internal(fmt::format(
+              "{}: data race with rank {} round {} step {}, which {} them unordered", what(x),
+              y.actor, y.round, y.step, y.write ? "writes" : "reads"));
+        }
       }
     }
     return Status::Ok();
@@ -324,6 +471,12 @@ class Machine {
           out +=
               fmt::format(" rank {} round {} waits for message #{} from rank {} ({} sent so far);",
                           r, s.round, s.seq[i], step.peer, sends_posted_[Pair(step.peer, r)]);
+          ++listed;
+          break;
+        }
+        if (step.kind == StepKind::kSync && sync_clocks_[Pair(step.peer, r)].size() <= s.seq[i]) {
+          out += fmt::format(" rank {} round {} waits for sync #{} from rank {};", r, s.round,
+                             s.seq[i], step.peer);
           ++listed;
           break;
         }
@@ -366,6 +519,11 @@ class Machine {
   std::vector<std::deque<Message>> queues_;  // [from * n + to]
   std::vector<size_t> sends_posted_;         // [from * n + to]
   std::vector<size_t> recvs_posted_;         // [from * n + to], posted by `to`
+  // Registered schedules: each kSync's clock as posted, [from * n + to] in FIFO order, and
+  // the accesses to the ranks' buffers (recorded only when some step touches a peer's).
+  std::vector<std::vector<Clock>> sync_clocks_;
+  bool track_ = false;
+  std::vector<std::vector<Access>> accesses_;  // by owner
 };
 
 }  // namespace

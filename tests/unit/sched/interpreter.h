@@ -19,7 +19,13 @@
 //     overlaps its destination, or unequal source and destination counts;
 //   - a send and its receive that disagree on the element count;
 //   - deadlock (no rank can progress), with what every stuck rank waits for;
-//   - messages left unreceived at the end.
+//   - messages left unreceived at the end;
+//   - registered schedules (CollectiveSpec::registered; kSync and the kPeer* steps, which
+//     run on the peer's buffers as they are at that point): a peer step in a spec that is
+//     not registered, a peer's scratch or a write into a peer's input, a slice outside the
+//     peer's buffer, an access to a peer's buffer not ordered after the peer entered the
+//     call or before it left it (a kSync or a message apart, by vector clocks), and two
+//     ranks' unordered accesses to the same elements where one writes.
 // All of these are schedule bugs: Code::kInternal, except malformed inputs to the
 // interpreter itself (InvalidArgument).
 #pragma once

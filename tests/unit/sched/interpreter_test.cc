@@ -226,5 +226,92 @@ TEST(InterpreterTest, RejectsMalformedInputs) {
   EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
 }
 
+// --- registered buffers: kSync and the steps on a peer's buffers -----------------------
+
+Step Sync(int peer) { return {StepKind::kSync, peer, {}, {}}; }
+Step PeerReduce(int peer, Slice dst, Slice peer_src) {
+  return {StepKind::kPeerReduce, peer, peer_src, dst};
+}
+Step PeerWrite(int peer, Slice peer_dst, Slice src) {
+  return {StepKind::kPeerWrite, peer, src, peer_dst};
+}
+
+Result<std::vector<std::vector<std::byte>>> RunRegistered2(const Schedule& s0, const Schedule& s1,
+                                                           bool registered = true) {
+  CollectiveSpec spec{Collective::kAllReduce, 0, 2, 0, 2};
+  spec.registered = registered;
+  return Interpret(spec, {s0, s1}, {Bytes({1, 2}), Bytes({10, 20})}, 8, kSum);
+}
+
+// Rank r owns element r: reduces it from the peer's input, writes it into the peer's
+// output, between two syncs.
+Schedule Owner(int r, bool first_sync = true, bool last_sync = true) {
+  const int p = 1 - r;
+  const Slice mine_in{Buf::kInput, size_t(r), 1}, mine_out{Buf::kOutput, size_t(r), 1};
+  std::vector<std::vector<Step>> rounds;
+  if (first_sync) rounds.push_back({Sync(p)});
+  rounds.push_back({Copy(mine_out, mine_in), PeerReduce(p, mine_out, mine_in),
+                    PeerWrite(p, mine_out, mine_out)});
+  if (last_sync) rounds.push_back({Sync(p)});
+  return Make(rounds);
+}
+
+TEST(InterpreterRegistered, RunsPeerSteps) {
+  auto out = RunRegistered2(Owner(0), Owner(1));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(Ints(out.value()[0]), (std::vector<int64_t>{11, 22}));
+  EXPECT_EQ(Ints(out.value()[1]), (std::vector<int64_t>{11, 22}));
+}
+
+TEST(InterpreterRegistered, RejectsPeerStepsWithoutRegisteredBuffers) {
+  auto out = RunRegistered2(Owner(0), Owner(1), /*registered=*/false);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("registered"), std::string::npos)
+      << out.status().ToString();
+}
+
+TEST(InterpreterRegistered, RejectsReadingAPeerBeforeItEntered) {
+  auto out = RunRegistered2(Owner(0, /*first_sync=*/false), Owner(1, false));
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("before that rank entered"), std::string::npos)
+      << out.status().ToString();
+}
+
+TEST(InterpreterRegistered, RejectsWritingAPeerThatMayHaveReturned) {
+  auto out = RunRegistered2(Owner(0, true, /*last_sync=*/false), Owner(1, true, false));
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("may have returned"), std::string::npos)
+      << out.status().ToString();
+}
+
+// Both ranks reduce element 0 and write it into the other's output with no sync between:
+// each writes what the other reads.
+TEST(InterpreterRegistered, RejectsUnorderedAccessesToTheSameElements) {
+  auto racy = [](int r) {
+    const int p = 1 - r;
+    const Slice out0{Buf::kOutput, 0, 1}, in0{Buf::kInput, 0, 1};
+    return Make({{Sync(p)},
+                 {Copy(out0, in0), PeerReduce(p, out0, in0), PeerWrite(p, out0, out0)},
+                 {Sync(p)}});
+  };
+  auto out = RunRegistered2(racy(0), racy(1));
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("data race"), std::string::npos)
+      << out.status().ToString();
+}
+
+TEST(InterpreterRegistered, RejectsWritingAPeersInputAndAnUnmatchedSync) {
+  const Slice in0{Buf::kInput, 0, 1};
+  auto out = RunRegistered2(Make({{Sync(1)}, {PeerWrite(1, in0, in0)}, {Sync(1)}}),
+                            Make({{Sync(0)}, {Sync(0)}}));
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("peer's input"), std::string::npos)
+      << out.status().ToString();
+  auto stuck = RunRegistered2(Make({{Sync(1)}}), Make({}));
+  ASSERT_FALSE(stuck.ok());
+  EXPECT_NE(stuck.status().message().find("waits for sync #0 from rank 1"), std::string::npos)
+      << stuck.status().ToString();
+}
+
 }  // namespace
 }  // namespace weft::sched
