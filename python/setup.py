@@ -1,13 +1,19 @@
-"""Builds weft._C, the c10d backend, against the installed torch and libweft.
+"""The build steps of the weft package that pyproject.toml cannot declare.
+
+pyproject.toml declares the package; this file compiles weft._C, the c10d backend, against
+the installed torch and libweft, and supplies the one dynamic field: the torch requirement,
+pinned to the torch the extension was compiled against.
 
 libweft is found, in order, at:
   $WEFT_HOME              an install prefix (include/weft/weft.h, lib/ or lib64/libweft.so.0)
                           or a source tree with a build in $WEFT_BUILD_DIR (default build/)
   the repository root     python/.. with its build/ (what `bash scripts/setup.sh` makes)
-The library is copied into the package next to the extension (rpath $ORIGIN), so the
+The build copies it next to the extension in the build output (never into the source
+folder), so wheels carry it and the extension finds it through its rpath $ORIGIN; the
 installed package does not depend on the repository's build folder afterwards.
 """
 import glob
+import importlib.metadata
 import os
 import shutil
 import subprocess
@@ -17,20 +23,25 @@ from pathlib import Path
 from setuptools import setup
 
 HERE = Path(__file__).resolve().parent
+LIBWEFT = "libweft.so.0"  # the soname, which is what the extension records as needed
 
 
 def import_installed_torch():
     """Imports the torch that the user installed, even inside pip's isolated build env.
 
-    pip hides site-packages from isolated builds; listing torch as a build requirement
-    would download a second, possibly different, torch and build an extension whose ABI
-    does not match the one used at run time. So ask the same interpreter, with pip's
-    isolation variables removed, where its torch lives and put that on sys.path (last, so
-    the build env's setuptools still wins).
+    `pip install ./python` builds in an isolated env that hides site-packages. Listing
+    torch in build-system.requires would make pip download a second torch (about 5 GB with
+    its CUDA wheels) into that throwaway env, the newest one, and compile against it: an
+    extension whose C++ ABI need not match the torch it then runs with. pip runs the
+    build with the interpreter that runs pip (sys.executable) and hides site-packages
+    only through its environment (a sitecustomize on PYTHONPATH, PYTHONNOUSERSITE). So
+    ask that interpreter, without those variables, where its torch lives and put that on
+    sys.path, last, so the build env's setuptools still wins. With --no-build-isolation
+    torch imports directly. Returns the folder holding the torch package.
     """
     try:
-        import torch  # noqa: F401
-        return
+        import torch
+        return os.path.dirname(os.path.dirname(torch.__file__))
     except ImportError:
         pass
     env = {k: v for k, v in os.environ.items()
@@ -43,8 +54,28 @@ def import_installed_torch():
         why = probe.stderr.strip().splitlines()[-1:] or ["torch not importable"]
         sys.exit("weft: building the torch backend needs torch installed first "
                  "(pip install torch) in the interpreter that runs pip: " + why[0])
-    sys.path.append(probe.stdout.strip())
+    site = probe.stdout.strip()
+    sys.path.append(site)
     import torch  # noqa: F401
+    return site
+
+
+def torch_requirement(site, torch_version):
+    """`torch==V`, V the version pip records for the torch in `site` that we compile against.
+
+    The extension calls torch's C++ API, which has no stable ABI: it is tied to the exact
+    torch build, so the pin is exact. V is the distribution's version, as pip sees it,
+    not torch.__version__: PyPI's wheel is "2.9.1" while it reports "2.9.1+cu128", and a
+    pin on the latter would match nothing pip knows. Where the installed distribution
+    carries a local label itself (download.pytorch.org's "2.9.1+cpu"), the pin keeps it,
+    since a CPU and a CUDA build of one release are different builds (CUDA libraries,
+    in older releases even _GLIBCXX_USE_CXX11_ABI). A pin without a label admits any local
+    build of that release (PEP 440); weft.torch's import-time check compares the full
+    torch.__version__ and names the rebuild command if one slips through.
+    """
+    for dist in importlib.metadata.distributions(name="torch", path=[site]):
+        return f"torch=={dist.version}"
+    return f"torch=={torch_version.split('+')[0]}"  # a source build without metadata
 
 
 def find_libweft():
@@ -58,7 +89,7 @@ def find_libweft():
     for root in roots:
         inc = root / "include"
         for libdir in (root / "lib", root / "lib64", root / build):
-            lib = libdir / "libweft.so.0"
+            lib = libdir / LIBWEFT
             looked.append(str(lib))
             if (inc / "weft" / "weft.h").is_file() and lib.exists():
                 return inc, lib.resolve()
@@ -67,18 +98,40 @@ def find_libweft():
              + ", ".join(looked))
 
 
-import_installed_torch()
+torch_site = import_installed_torch()
 import torch  # noqa: E402
 from torch.utils.cpp_extension import BuildExtension, CppExtension  # noqa: E402
 
-include_dir, libweft = find_libweft()
-# weft.torch compares this with the torch it runs under before loading the extension:
-# an extension built against another torch fails with unresolved C++ symbols otherwise.
-(HERE / "weft" / "_build_info.py").write_text(
-    '"""Written by setup.py: the torch weft._C was compiled against."""\n'
-    f"TORCH_VERSION = {torch.__version__!r}\n")
-# Shipped inside the package under its soname, which is what the extension records.
-shutil.copyfile(libweft, HERE / "weft" / "libweft.so.0")
+
+class BuildExt(BuildExtension):
+    """torch's build_ext, writing libweft and _build_info.py beside the extension.
+
+    "Beside the extension" is the build output (build/lib.*/weft/), which is what wheels
+    and installs take, or the source package with --inplace, which needs them there.
+    """
+
+    def generated(self):
+        folder = Path(self.get_ext_fullpath("weft._C")).parent
+        return folder / LIBWEFT, folder / "_build_info.py"
+
+    def run(self):
+        include_dir, libweft = find_libweft()
+        lib, build_info = self.generated()
+        lib.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(libweft, lib)
+        # weft.torch compares this with the torch it runs under before loading the
+        # extension: one built against another torch fails with unresolved C++ symbols.
+        build_info.write_text(
+            '"""Written by setup.py: the torch weft._C was compiled against."""\n'
+            f"TORCH_VERSION = {torch.__version__!r}\n")
+        for ext in self.extensions:
+            ext.include_dirs.insert(0, str(include_dir))
+            ext.extra_objects.append(str(lib))
+        super().run()
+
+    def get_outputs(self):
+        return super().get_outputs() + [str(p) for p in self.generated()]
+
 
 def cuda_build():
     """(extension class, define_macros): whether weft._C handles CUDA tensors, and if not why.
@@ -116,13 +169,12 @@ setup(
             "weft._C",
             # setuptools wants source paths relative to this directory.
             sorted(glob.glob("csrc/*.cpp", root_dir=HERE)),
-            include_dirs=[str(include_dir), str(HERE / "csrc")],
-            extra_objects=[str(HERE / "weft" / "libweft.so.0")],
+            include_dirs=[str(HERE / "csrc")],
             define_macros=cuda_macros,
             extra_compile_args=["-O2", "-g0", "-Wall", "-Wno-unused-parameter"],
             extra_link_args=["-Wl,-rpath,$ORIGIN"],
         )
     ],
-    package_data={"weft": ["libweft.so.0", "_build_info.py"]},
-    cmdclass={"build_ext": BuildExtension},
+    install_requires=[torch_requirement(torch_site, torch.__version__)],
+    cmdclass={"build_ext": BuildExt},
 )
