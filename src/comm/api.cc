@@ -21,7 +21,6 @@ struct weftComm {
   // handle and what the communicator owns) can still report its error.
   std::shared_ptr<weft::comm::Communicator> impl;
   std::atomic<int> calls{0};  // API calls inside this handle (weftCommAbort waits for them)
-  weft::comm::Registry registry{};  // weftCommRegister's buffers, released with the handle
 };
 
 struct weftRequest {
@@ -267,7 +266,7 @@ weftResult_t weftCommRegister(const weftComm_t comm, void* buff, size_t size, vo
   if (handle == nullptr)
     return Report(comm, weft::InvalidArgument(rank + ": weftCommRegister: handle is NULL"));
   *handle = nullptr;
-  auto r = comm->registry.Register(buff, size);
+  auto r = comm->impl->registry().Register(buff, size);
   if (!r.ok()) return Report(comm, r.status().WithContext(rank));
   *handle = reinterpret_cast<void*>(static_cast<uintptr_t>(r.value()));
   return weftSuccess;
@@ -276,7 +275,7 @@ weftResult_t weftCommRegister(const weftComm_t comm, void* buff, size_t size, vo
 weftResult_t weftCommDeregister(const weftComm_t comm, void* handle) {
   if (comm == nullptr) return NoComm();
   uint64_t id = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(handle));
-  return Report(comm, comm->registry.Deregister(id).WithContext(
+  return Report(comm, comm->impl->registry().Deregister(id).WithContext(
                           "rank " + std::to_string(comm->impl->rank())));
 }
 

@@ -25,6 +25,7 @@ Communicator::Communicator(int rank, int size, uint64_t id, const CommConfig& co
       executor_(std::make_unique<exec::Executor>(mesh_.get())),
       p2p_(std::make_unique<exec::P2PEngine>(mesh_.get())),
       plans_(rank, size_, std::move(planner), std::move(topology)),
+      registered_(rank, size_),
       device_(DeviceHost(mesh_->host_ids()), p2p_.get(),
               {[this](const Call& c, uint64_t seq) {
                  exec_mu_.AssertHeld();
@@ -314,8 +315,21 @@ Status Communicator::ExecutePointToPoint(const Call& call, const char* what, uin
 
 Status Communicator::ExecuteSchedule(const Call& call, const char* what, uint64_t seq,
                                      uint16_t kind, exec::Progress* progress) {
+  // Registered buffers on every rank: the ranks agree on it first (registered_path.h).
+  bool registered = false;
+  exec::ExecContext agree;
+  if (registered_.Considers(call, kind, *mesh_)) {
+    agree.progress = progress;
+    agree.seq = seq;
+    agree.deadline = LazyDeadline::AfterSeconds(config_.timeout_s);
+    agree.what = what;
+    agree.abort = &aborting_;
+    WEFT_ASSIGN_OR_RETURN(registered,
+                          registered_.Agree(call, registry_, *mesh_, *executor_, agree));
+  }
   // Planned once per argument set (comm/plan_cache.h).
-  WEFT_ASSIGN_OR_RETURN(const PreparedCall* plan, plans_.Prepare(call, kind, what, &aborting_));
+  WEFT_ASSIGN_OR_RETURN(const PreparedCall* plan,
+                        plans_.Prepare(call, kind, what, &aborting_, registered));
   recorder_->SetAlgo(plan->algo);
   // The user's calls only (the library's own carry a kind).
   if (kind == 0 && last_algorithm_.load(std::memory_order_relaxed) != plan->algo)
@@ -323,8 +337,9 @@ Status Communicator::ExecuteSchedule(const Call& call, const char* what, uint64_
   exec::ExecContext ctx = plan->ctx;
   ctx.progress = progress;
   ctx.seq = seq;
-  ctx.deadline = LazyDeadline::AfterSeconds(config_.timeout_s);
+  ctx.deadline = registered ? agree.deadline : LazyDeadline::AfterSeconds(config_.timeout_s);
   WEFT_ASSIGN_OR_RETURN(exec::Buffers bufs, BuffersFor(*plan, call, temps_));
+  if (registered) bufs.peers = &registered_.peers();
   WEFT_RETURN_IF_ERROR(executor_->Run(*plan->schedule, ctx, bufs));
   FinishCall(*plan, bufs, size_);
   return Status::Ok();

@@ -36,6 +36,8 @@
 #include "comm/flight_recorder.h"
 #include "comm/plan_cache.h"
 #include "comm/prepared_call.h"
+#include "comm/registered_path.h"
+#include "comm/registry.h"
 #include "comm/request.h"
 #include "core/mutex.h"
 #include "core/status.h"
@@ -98,6 +100,9 @@ class Communicator : private CallQueue::Runner {
   // The last error message on this communicator ("" if none).
   std::string LastError() { return errors_.LastError(); }
   void SetLastError(const Status& status) { errors_.SetLastError(status); }
+  // weftCommRegister's buffers (thread-safe). Owned here, not by the handle, because a
+  // call running on the worker may outlive the handle.
+  Registry& registry() { return registry_; }
 
  private:
   Communicator(int rank, int size, uint64_t id, const CommConfig& config,
@@ -158,6 +163,8 @@ class Communicator : private CallQueue::Runner {
   std::unique_ptr<exec::P2PEngine> p2p_;
   Temporaries temps_ GUARDED_BY(exec_mu_);
   PlanCache plans_ GUARDED_BY(exec_mu_);
+  Registry registry_;
+  RegisteredPath registered_ GUARDED_BY(exec_mu_);
   // The algorithm of the user's last collective, for readers on any thread; stored only
   // when it changes.
   std::atomic<const char*> last_algorithm_{""};

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 
 #include "exec/reduce.h"
 #include "exec/scratch_liveness.h"
@@ -29,6 +31,7 @@ Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx, co
   base_[static_cast<int>(Buf::kInput)] = static_cast<char*>(const_cast<void*>(bufs.input));
   base_[static_cast<int>(Buf::kOutput)] = static_cast<char*>(bufs.output);
   base_[static_cast<int>(Buf::kScratch)] = static_cast<char*>(bufs.scratch);
+  peers_ = bufs.peers;
   esize_ = DataTypeSize(ctx.dtype);
   // Only the peers the last call talked to have counts to clear: a small call on a large
   // world touches one or two.
@@ -59,11 +62,16 @@ Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx, co
       const Step& step = steps[i];
       if (step.kind == StepKind::kReduce) {
         reduce_(Ptr(step.dst), Ptr(step.src), step.dst.count);
+      } else if (sched::TouchesPeer(step.kind)) {
+        WEFT_RETURN_IF_ERROR(RunPeerStep(step));
       } else if (step.kind == StepKind::kCopy) {
         void* dst = Ptr(step.dst);
         const void* src = Ptr(step.src);
         if (i + 1 < steps.size() && FusesWithNext(step, steps[i + 1])) {
-          FusedReduce(dst, src, Ptr(steps[i + 1].src), step.dst.count, step.dst.count);
+          const Step& next = steps[i + 1];
+          const void* y = next.kind == StepKind::kPeerReduce ? PeerPtr(next.peer, next.src)
+                                                             : Ptr(next.src);
+          FusedReduce(dst, src, y, step.dst.count, step.dst.count);
           ++i;
         } else if (dst != src) {
           std::memmove(dst, src, step.dst.count * esize_);
@@ -90,7 +98,18 @@ bool Overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
 // steps. Allowed when the reduce's destination is exactly the copy's and the elementwise
 // loop reads nothing it has already written: y does not overlap dst, and x is dst itself
 // or does not overlap it (buffers can alias: an in-place call's input is its output).
+//
+// A reduce from a peer's buffer (kPeerReduce) fuses the same way; the peer's mapping is
+// memory of its own, which overlaps none of this rank's buffers.
 bool Executor::FusesWithNext(const Step& copy, const Step& next) const {
+  if (next.kind == StepKind::kPeerReduce && peers_ != nullptr &&
+      next.dst.buf == copy.dst.buf && next.dst.offset == copy.dst.offset &&
+      next.dst.count == copy.dst.count) {
+    const size_t bytes = copy.dst.count * esize_;
+    const void* dst = Ptr(copy.dst);
+    const void* x = Ptr(copy.src);
+    return x == dst || !Overlaps(x, bytes, dst, bytes);
+  }
   if (next.kind != StepKind::kReduce || next.dst.buf != copy.dst.buf ||
       next.dst.offset != copy.dst.offset || next.dst.count != copy.dst.count)
     return false;
@@ -124,7 +143,8 @@ size_t FirstLocalStep(const sched::Round& round) {
   const auto& steps = round.steps;
   size_t first = 0;
   while (first < steps.size() &&
-         (steps[first].kind == StepKind::kSend || steps[first].kind == StepKind::kRecv))
+         (steps[first].kind == StepKind::kSend || steps[first].kind == StepKind::kRecv ||
+          steps[first].kind == StepKind::kSync))
     ++first;
   return first;
 }
@@ -288,7 +308,21 @@ Status Executor::Communicate(const sched::Round& round, size_t round_index) {
   send_peers_.clear();
   recv_peers_.clear();
   active_.clear();
+  flag_waits_.clear();
   for (const auto& step : round.steps) {
+    if (step.kind == StepKind::kSync) {
+      transport::Link* link = mesh_->link(step.peer);
+      if (!link->HasFlags()) {
+        return Internal(fmt::format("rank {}: {} seq {} round {}: a sync with rank {}, whose {} "
+                                    "link has no flags (registered buffers need shm)",
+                                    mesh_->rank(), ctx_->what, ctx_->seq, round_index,
+                                    step.peer, link->Name()));
+      }
+      // Raised at once: it says this rank has reached the round, which it has.
+      link->RaiseFlag();
+      flag_waits_.push_back(link);
+      continue;
+    }
     if (step.kind != StepKind::kSend && step.kind != StepKind::kRecv) continue;
     if (send_steps_[step.peer] == 0 && recv_steps_[step.peer] == 0)
       step_peers_.push_back(step.peer);  // its first message in this call
@@ -300,7 +334,7 @@ Status Executor::Communicate(const sched::Round& round, size_t round_index) {
       recv_peers_.push_back(step.peer);
     }
   }
-  if (sends_.empty() && recvs_.empty()) return Status::Ok();
+  if (sends_.empty() && recvs_.empty()) return WaitFlags(round_index);
   PlanEagerReduce(round, round_index);
   PlanEarlyCopy(round);
   // Post receives first, then sends, once the vectors stop growing (links keep pointers
@@ -318,7 +352,105 @@ Status Executor::Communicate(const sched::Round& round, size_t round_index) {
     link->PostSend(&sends_[i]);
     track(link);
   }
-  return WaitAll(round_index);
+  WEFT_RETURN_IF_ERROR(WaitAll(round_index));
+  return WaitFlags(round_index);
+}
+
+Status Executor::WaitFlags(size_t round_index) {
+  if (flag_waits_.empty()) return Status::Ok();
+  backoff_.Reset();
+  bool slept = false;
+  while (true) {
+    bool moved = false;
+    for (size_t i = 0; i < flag_waits_.size();) {
+      transport::Link* link = flag_waits_[i];
+      auto r = link->TakeFlag();
+      if (!r.ok()) {
+        return r.status().WithContext(
+            fmt::format("rank {}: {} seq {} round {} (waiting for the flag of rank {})",
+                        mesh_->rank(), ctx_->what, ctx_->seq, round_index, link->peer()));
+      }
+      if (r.value()) {
+        flag_waits_[i] = flag_waits_.back();
+        flag_waits_.pop_back();
+        moved = true;
+      } else {
+        ++i;
+      }
+    }
+    if (flag_waits_.empty()) return Status::Ok();
+    if (ctx_->abort != nullptr && ctx_->abort->load(std::memory_order_relaxed))
+      return AbortedError(round_index);
+    if (moved) {
+      backoff_.Reset();
+      continue;
+    }
+    // After a sleep too: a sleep lasts up to 10 ms, and 64 of them would be too long.
+    if (slept || backoff_.TimeToCheck()) {
+      if (ctx_->progress != nullptr) {
+        ctx_->progress->round.store(static_cast<int32_t>(round_index), std::memory_order_relaxed);
+        ctx_->progress->waiting_for.store(flag_waits_.front()->peer(), std::memory_order_relaxed);
+      }
+      if (ctx_->deadline.expired()) {
+        std::string peers;
+        for (const transport::Link* link : flag_waits_)
+          peers += fmt::format("{}{}", peers.empty() ? "" : ", ", link->peer());
+        return DeadlineExceeded(fmt::format(
+            "rank {}: {} seq {} timed out (WEFT_TIMEOUT) in round {} waiting for the flag "
+            "(registered buffers) of rank {}",
+            mesh_->rank(), ctx_->what, ctx_->seq, round_index, peers));
+      }
+    }
+    slept = !backoff_.IdleBriefly();
+    if (slept) SleepOnFlags();
+  }
+}
+
+void Executor::SleepOnFlags() {
+  flag_sleeps_.clear();
+  std::vector<transport::Link*> armed;
+  for (transport::Link* link : flag_waits_) {
+    std::atomic<uint32_t>* word = link->ArmWake();
+    if (word == nullptr) break;
+    armed.push_back(link);
+    flag_sleeps_.push_back({word, word->load(std::memory_order_acquire)});
+  }
+  // Armed (sleeping announced, then a fence) before this last look at the flags: a peer
+  // that raised its flag before the announcement is seen here, one after it rings.
+  if (armed.size() != flag_waits_.size()) {  // some link has no wake word: sleep briefly
+    for (transport::Link* link : armed) link->DisarmWake();
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    return;
+  }
+  bool raised = false;
+  for (transport::Link* link : flag_waits_) raised = raised || link->PeerHasFlag();
+  if (!raised) {
+    const int64_t ms = std::min<int64_t>(ctx_->deadline.Get().RemainingMs(), 10);
+    FutexWaitAny(flag_sleeps_, std::max<int64_t>(ms, 0) * 1000);
+  }
+  for (transport::Link* link : armed) link->DisarmWake();
+}
+
+Status Executor::RunPeerStep(const Step& step) {
+  if (peers_ == nullptr) {
+    return Internal(fmt::format("rank {}: {} seq {}: '{}' without the peers' buffers",
+                                mesh_->rank(), ctx_->what, ctx_->seq, sched::ToString(step)));
+  }
+  const size_t bytes = step.dst.count * esize_;
+  switch (step.kind) {
+    case StepKind::kPeerReduce:
+      reduce_(Ptr(step.dst), PeerPtr(step.peer, step.src), step.dst.count);
+      break;
+    case StepKind::kPeerRead:
+      std::memcpy(Ptr(step.dst), PeerPtr(step.peer, step.src), bytes);
+      break;
+    case StepKind::kPeerWrite:
+      std::memcpy(PeerPtr(step.peer, step.dst), Ptr(step.src), bytes);
+      break;
+    default:
+      break;
+  }
+  return Status::Ok();
 }
 
 bool Executor::AllDone() const {

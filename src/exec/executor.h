@@ -39,10 +39,17 @@ struct ExecContext {
   Progress* progress = nullptr;
 };
 
+// Every rank's input and output as mapped in this process, by rank (this rank's own
+// entries unused): what the kPeer* steps of a registered schedule read and write.
+struct PeerBuffers {
+  std::vector<char*> input, output;
+};
+
 struct Buffers {
   const void* input = nullptr;
   void* output = nullptr;
   void* scratch = nullptr;
+  const PeerBuffers* peers = nullptr;  // registered schedules only
 };
 
 class Executor {
@@ -60,6 +67,18 @@ class Executor {
   // WaitAll without its bookkeeping: progresses the links until the round completes.
   Status PollUntilDone(size_t round_index);
   Status TimeoutError(size_t round_index) const;
+  // The round's kSync steps: raises this rank's flag to each peer, then waits (bounded by
+  // the deadline, the peer's liveness checked) until each peer's matching flag is taken.
+  Status WaitFlags(size_t round_index);
+  // Sleeps on the wake words of the links in flag_waits_ until a peer raises a flag (or
+  // 10 ms pass): the flag is stored before the wake word is looked at (ShmLink::RaiseFlag).
+  void SleepOnFlags();
+  // A kPeerReduce, kPeerRead or kPeerWrite step.
+  Status RunPeerStep(const sched::Step& step);
+  char* PeerPtr(int peer, const sched::Slice& s) const {
+    const auto& v = s.buf == sched::Buf::kInput ? peers_->input : peers_->output;
+    return v[peer] + s.offset * esize_;
+  }
   Status AbortedError(size_t round_index) const;
   void* Ptr(const sched::Slice& s) const {
     return base_[static_cast<int>(s.buf)] + s.offset * esize_;
@@ -88,6 +107,7 @@ class Executor {
   const ExecContext* ctx_ = nullptr;
   static_assert(static_cast<int>(sched::Buf::kScratch) == 2, "base_ holds one per Buf");
   char* base_[3] = {};  // the call's buffers, indexed by sched::Buf
+  const PeerBuffers* peers_ = nullptr;
   size_t esize_ = 1;
   ReduceFn reduce_ = nullptr;
   ReduceIntoFn reduce_into_ = nullptr;
@@ -128,6 +148,8 @@ class Executor {
   std::vector<transport::RecvOp> recvs_;
   std::vector<int> send_peers_, recv_peers_;
   std::vector<transport::Link*> active_;
+  std::vector<transport::Link*> flag_waits_;  // the round's kSync links not yet answered
+  std::vector<FutexWait> flag_sleeps_;
   Backoff backoff_;
 };
 

@@ -42,6 +42,20 @@ struct RecvOp {
   uint32_t consume_align = 1;  // a power of two, at most 8
 };
 
+// Where one buffer lies in memory a peer on this host can map (weftMemAlloc's memfd), as
+// its owner offers it for a call on registered buffers (comm/registered_path.h).
+struct SharedRegion {
+  int32_t fd = -1;            // the memfd's number in the owner's process
+  uint64_t registration = 0;  // the owner's registration id (never reused)
+  uint64_t fd_bytes = 0;      // the memfd's whole size
+  uint64_t offset = 0;        // of the buffer's first byte in the memfd
+};
+struct BufferOffer {
+  int32_t pid = 0;          // the owner's process
+  uint32_t registered = 0;  // 1: input and output below are valid; 0: not registered
+  SharedRegion input, output;
+};
+
 class Link {
  public:
   virtual ~Link() = default;
@@ -101,6 +115,24 @@ class Link {
   // the socket takes it now and the stream is at a message boundary; shm: the segment's
   // cause field). The peer reports it from a pending receive (or a failed send, tcp).
   virtual void SendAbort(const Status& cause) { (void)cause; }
+
+  // Flags and buffer offers, for calls on registered buffers (sched::StepKind::kSync,
+  // comm/registered_path.h): only a link to a peer that shares this host's memory has
+  // them (shm). Flags match in FIFO order, as messages do: the k-th flag this side raises
+  // is the k-th the peer takes.
+  virtual bool HasFlags() const { return false; }
+  // Raises this side's next flag: every store this process made before it is visible to
+  // the peer once the peer has taken it. Wakes the peer if it sleeps on its wake word.
+  virtual void RaiseFlag() {}
+  // Takes the peer's next flag if it has raised it. Errors: Unavailable, naming the peer,
+  // when it closed its end or its process died (checked while no flag comes).
+  virtual Result<bool> TakeFlag() { return false; }
+  // Whether the peer has raised a flag not yet taken (a look, for a waiter about to sleep).
+  virtual bool PeerHasFlag() const { return false; }
+  // This side's offer for the call being agreed, published by the next RaiseFlag; the
+  // peer's, valid once its flag that follows it has been taken.
+  virtual void SetOffer(const BufferOffer& offer) { (void)offer; }
+  virtual BufferOffer PeerOffer() const { return {}; }
 
  protected:
   Link(int self, int peer) : self_(self), peer_(peer) {}

@@ -20,6 +20,7 @@
 
 #include "core/deadline.h"
 #include "core/status.h"
+#include "transport/link.h"
 #include "transport/shm/ring.h"
 
 namespace weft::transport::shm {
@@ -43,6 +44,10 @@ struct SideInfo {
   // Why this side failed (Link::SendAbort): written before `closed`, read after it.
   uint32_t abort_bytes = 0;  // of abort_text; 0: no cause given
   char abort_text[1024] = {};
+  // Calls on registered buffers (Link::RaiseFlag): how many flags this side has raised,
+  // and the buffers it offers for the call being agreed, written before the flag.
+  alignas(64) std::atomic<uint64_t> flags{0};
+  BufferOffer offer;
 };
 
 enum CmaState : uint32_t { kCmaUnknown = 0, kCmaWorks = 1, kCmaDenied = 2 };
@@ -52,7 +57,8 @@ inline constexpr uint64_t kSegmentMagic = 0x314d485354464557ull;  // "WEFTSHM1"
 //    peer would not read.
 // 5: SideInfo has the wake word (bell, sleeping).
 // 6: messages travel in stamped slots (Ring::WriteWhole/WriteStreamedHeader).
-inline constexpr uint32_t kSegmentVersion = 6;
+// 7: SideInfo has the flags and the buffer offer (registered buffers).
+inline constexpr uint32_t kSegmentVersion = 7;
 
 // At offset 0 of the segment; ring data follows at SegmentLayout::data_offset.
 struct SegmentHeader {

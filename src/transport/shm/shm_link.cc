@@ -228,6 +228,32 @@ void ShmLink::DisarmWake() {
   if (idle_) idle_passes_ = kClockEveryIdlePasses - 1;
 }
 
+void ShmLink::RaiseFlag() {
+  // Release: the offer and every write into the peer's or this side's buffers before the
+  // flag are visible to the peer once it sees the flag. RingPeer's fence then orders the
+  // flag before the look at the peer's sleeping word.
+  segment_->my_info().flags.store(++flags_raised_, std::memory_order_release);
+  RingPeer();
+}
+
+Result<bool> ShmLink::TakeFlag() {
+  if (!failed_.ok()) return failed_;
+  if (segment_->peer_info().flags.load(std::memory_order_acquire) > flags_taken_) {
+    ++flags_taken_;
+    idle_ = false;
+    return true;
+  }
+  // No flag: a peer that closed its end raises none later (its last flag is stored
+  // before `closed`, and was looked at above); a dead one neither (CheckPeer).
+  Status s = PeerClosedError();
+  if (s.ok()) s = CheckPeer();
+  if (!s.ok()) {
+    failed_ = s;
+    return failed_;
+  }
+  return false;
+}
+
 Status ShmLink::PeerClosedError() const {
   const SideInfo& peer = segment_->peer_info();
   if (peer.closed.load(std::memory_order_acquire) == 0) return Status::Ok();

@@ -60,6 +60,14 @@ class ShmLink final : public Link {
   void SendAbort(const Status& cause) override;
   std::atomic<uint32_t>* ArmWake() override;
   void DisarmWake() override;
+  bool HasFlags() const override { return true; }
+  void RaiseFlag() override;
+  Result<bool> TakeFlag() override;
+  bool PeerHasFlag() const override {
+    return segment_->peer_info().flags.load(std::memory_order_acquire) > flags_taken_;
+  }
+  void SetOffer(const BufferOffer& offer) override { segment_->my_info().offer = offer; }
+  BufferOffer PeerOffer() const override { return segment_->peer_info().offer; }
 
   // How long without progress before checking whether the peer process is alive.
   static constexpr std::chrono::milliseconds kLivenessInterval{100};
@@ -103,6 +111,8 @@ class ShmLink final : public Link {
   uint64_t cma_addr_in_ = 0;  // the peer's buffer address for a single-copy recv
 
   Status failed_;
+  uint64_t flags_raised_ = 0;  // by this side (SideInfo::flags)
+  uint64_t flags_taken_ = 0;   // of the peer's
   bool idle_ = false;  // true while Progress calls move nothing
   uint32_t idle_passes_ = 0;
   // When the idle passes' first clock read saw them (the epoch before it): CheckPeer.

@@ -1,0 +1,116 @@
+#include "comm/registered_path.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "core/log.h"
+
+namespace weft::comm {
+namespace {
+
+// Where [ptr, ptr + bytes) lies in a registration, if it does.
+bool RegionOf(const Registry& registry, const void* ptr, size_t bytes,
+              transport::SharedRegion* out) {
+  if (ptr == nullptr) return false;
+  const auto r = registry.Find(ptr, bytes == 0 ? 1 : bytes);
+  if (!r.has_value() || r->kind != MemoryKind::kHostShared || r->fd < 0) return false;
+  out->fd = r->fd;
+  out->registration = r->id;
+  out->fd_bytes = r->fd_bytes;
+  out->offset = r->fd_offset + (reinterpret_cast<uintptr_t>(ptr) - r->begin);
+  return true;
+}
+
+}  // namespace
+
+RegisteredPath::RegisteredPath(int rank, int size) : rank_(rank), size_(size) {
+  sched::Round round;
+  for (int p = 0; p < size; ++p)
+    if (p != rank) round.steps.push_back({sched::StepKind::kSync, p, {}, {}});
+  agreement_.rounds.push_back(std::move(round));
+  peers_.input.assign(size, nullptr);
+  peers_.output.assign(size, nullptr);
+  recent_.resize(size);
+}
+
+Result<void*> RegisteredPath::MapRecent(int peer, int32_t pid,
+                                        const transport::SharedRegion& region) {
+  const transport::shm::PeerBufferKey key{peer, pid, region.registration};
+  WEFT_ASSIGN_OR_RETURN(void* base, mapped_.Map(key, region.fd, region.fd_bytes));
+  auto& recent = recent_[peer];
+  auto it = std::find_if(recent.begin(), recent.end(), [&](const auto& k) {
+    return k.pid == key.pid && k.registration == key.registration;
+  });
+  if (it != recent.end()) recent.erase(it);
+  recent.insert(recent.begin(), key);
+  if (recent.size() > kKeepPerPeer) {
+    mapped_.Release(recent.back());
+    recent.pop_back();
+  }
+  return base;
+}
+
+bool RegisteredPath::Considers(const Call& call, uint16_t kind, transport::Mesh& mesh) const {
+  if (kind != 0 || call.kind != CallKind::kCollective ||
+      call.coll != sched::Collective::kAllReduce || size_ < 2 ||
+      call.count * DataTypeSize(call.dtype) < kMinBytes)
+    return false;
+  for (int p = 0; p < size_; ++p)
+    if (p != rank_ && !mesh.link(p)->HasFlags()) return false;
+  return true;
+}
+
+Result<bool> RegisteredPath::Agree(const Call& call, const Registry& registry,
+                                   transport::Mesh& mesh, exec::Executor& executor,
+                                   const exec::ExecContext& ctx) {
+  const size_t bytes = call.count * DataTypeSize(call.dtype);
+  transport::BufferOffer mine;
+  mine.pid = static_cast<int32_t>(getpid());
+  mine.registered = RegionOf(registry, call.send, bytes, &mine.input) &&
+                    RegionOf(registry, call.recv, bytes, &mine.output);
+  for (int p = 0; p < size_; ++p)
+    if (p != rank_) mesh.link(p)->SetOffer(mine);
+  WEFT_RETURN_IF_ERROR(executor.Run(agreement_, ctx, {}));
+
+  std::vector<transport::BufferOffer> offers(size_);
+  std::string plain;
+  for (int p = 0; p < size_; ++p) {
+    offers[p] = p == rank_ ? mine : mesh.link(p)->PeerOffer();
+    if (!offers[p].registered) plain += fmt::format("{}{}", plain.empty() ? "" : ",", p);
+  }
+  if (!plain.empty()) {
+    if (mine.registered && plain != last_logged_) {
+      WEFT_INFO("rank {}: {} seq {}: buffers registered here but not on rank(s) {}: the call "
+                "runs the plain path on every rank",
+                rank_, ctx.what, ctx.seq, plain);
+      last_logged_ = plain;
+    }
+    return false;
+  }
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    const transport::BufferOffer& o = offers[p];
+    const transport::SharedRegion* regions[2] = {&o.input, &o.output};
+    char** slots[2] = {&peers_.input[p], &peers_.output[p]};
+    for (int i = 0; i < 2; ++i) {
+      const transport::SharedRegion& r = *regions[i];
+      if (r.offset + bytes > r.fd_bytes) {
+        return ProtocolError(fmt::format(
+            "rank {}: rank {} offers a buffer of {} bytes at offset {} of a {}-byte memfd",
+            rank_, p, bytes, r.offset, r.fd_bytes));
+      }
+      auto base = MapRecent(p, o.pid, r);
+      if (!base.ok()) {
+        return base.status().WithContext(
+            fmt::format("rank {}: {} seq {} on registered buffers", rank_, ctx.what, ctx.seq));
+      }
+      *slots[i] = static_cast<char*>(base.value()) + r.offset;
+    }
+  }
+  last_logged_.clear();
+  return true;
+}
+
+}  // namespace weft::comm
