@@ -13,9 +13,9 @@
 // registration) and the registered schedule runs; otherwise the call falls back to the
 // plain path on every rank, and a rank that had registered its buffers says so at INFO.
 // A rank learns nothing when a peer deregisters or frees a buffer, so it keeps only the
-// kKeepPerPeer buffers of each peer it used last mapped (a loop over a few buffer sets
-// maps each once); an older one is unmapped, and its memory, if freed by its owner, goes
-// back to the system then.
+// kKeepPerPeer buffers of each peer it used last mapped (the last call's input and
+// output): an older one is unmapped, and its memory, if freed by its owner, goes back to
+// the system then. A loop alternating between buffer sets maps them again on each call.
 // The offers stay valid until read: a peer cannot start its next agreement before this
 // rank has taken part in the call that follows this one (an allreduce needs every rank).
 //
@@ -41,7 +41,7 @@ class RegisteredPath {
   // Calls below this size stay on the plain path without an agreement: its flag round
   // trip would cost more than the copies it saves.
   static constexpr size_t kMinBytes = 64 << 10;
-  static constexpr size_t kKeepPerPeer = 4;
+  static constexpr size_t kKeepPerPeer = 2;
 
   RegisteredPath(int rank, int size);
 
