@@ -39,8 +39,9 @@ namespace weft::comm {
 class RegisteredPath {
  public:
   // Calls below this size stay on the plain path without an agreement: its flag round
-  // trip would cost more than the copies it saves.
-  static constexpr size_t kMinBytes = 64 << 10;
+  // trip would cost more than the copies it saves (measured: at 64 KiB on 2 ranks the
+  // single pass was slower than the ring, at 256 KiB even; docs/BENCHMARKS.md).
+  static constexpr size_t kMinBytes = 256 << 10;
   static constexpr size_t kKeepPerPeer = 2;
 
   RegisteredPath(int rank, int size);

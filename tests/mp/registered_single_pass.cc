@@ -3,7 +3,7 @@
 //
 //   registered_single_pass        checks, printing "registered_single_pass: ok":
 //     - every dtype x op, in place and out of place, at two counts over
-//       RegisteredPath::kMinBytes (one not a multiple of the world size): exact results,
+//       RegisteredPath::kMinBytes (256 KiB) (one not a multiple of the world size): exact results,
 //       and weftCommGetLastAlgorithm says "single_pass";
 //     - a count under kMinBytes: exact, and not single_pass;
 //     - rank 0's buffers plain, the others' registered: exact, and not single_pass on any
@@ -152,8 +152,8 @@ int RunOne(weftComm_t comm, int rank, int size, weftDataType_t t, weftRedOp_t op
 
 int Correctness(weftComm_t comm, int rank, int size) {
   int wrong = 0;
-  // 64 Ki + 3 elements: over the threshold for every dtype, chunks of unequal sizes.
-  for (size_t count : {size_t{65539}, size_t{1} << 18}) {
+  // 256 Ki + 3 elements: over the threshold for every dtype, chunks of unequal sizes.
+  for (size_t count : {size_t{262147}, size_t{1} << 19}) {
     Buf b(comm, true, count * 8);
     for (int t = 0; t < weftNumTypes; ++t)
       for (int op = 0; op < weftNumOps; ++op)
@@ -166,7 +166,7 @@ int Correctness(weftComm_t comm, int rank, int size) {
     wrong += RunOne(comm, rank, size, weftFloat32, weftSum, false, b, 1000, false);
   }
   {  // mixed: rank 0 plain, the others registered; then all registered again
-    const size_t count = 100003;
+    const size_t count = 300007;
     Buf mixed(comm, rank != 0, count * 8);
     for (int t : {weftInt8, weftFloat16, weftFloat32, weftFloat64})
       for (bool in_place : {false, true})
