@@ -5,9 +5,7 @@
 // the library and malloc map for themselves). Which ranks register:
 // WEFT_TEST_REGISTER=all|none|even (default even). Prints "registered_mixed: ok".
 //
-// Values are small integers, exact in every dtype: rank r's element i is i % 4, plus
-// `size` on the one rank r == i % size; for prod, 2 on that rank and 1 elsewhere. So sum
-// is size * (i % 4) + size, avg that over size, and min, max and prod are known.
+// Values are small integers, exact in every dtype (exact_values.h).
 #include <dirent.h>
 
 #include <algorithm>
@@ -20,9 +18,17 @@
 #include <vector>
 
 #include "weft/weft.h"
+#include "exact_values.h"
 #include "../common/process_counts.h"
 
 namespace {
+
+using weft::testing::Expected;
+using weft::testing::Input;
+using weft::testing::kOpName;
+using weft::testing::kTypeName;
+using weft::testing::kTypeSize;
+using weft::testing::Store;
 
 using weft::testing::CountMappings;
 using weft::testing::CountOpenFds;
@@ -31,57 +37,6 @@ void Check(weftResult_t r, const char* what, weftComm_t comm) {
   if (r == weftSuccess) return;
   std::fprintf(stderr, "registered_mixed: %s failed: %s\n", what, weftGetLastError(comm));
   std::exit(2);
-}
-
-const size_t kTypeSize[weftNumTypes] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
-const char* kTypeName[weftNumTypes] = {"int8",    "uint8",    "int32",   "uint32", "int64",
-                                       "uint64",  "float16",  "bfloat16", "float32", "float64"};
-const char* kOpName[weftNumOps] = {"sum", "prod", "min", "max", "avg"};
-
-// Small non-negative integers (< 2048) as float16 bits: exact.
-uint16_t HalfOf(int k) {
-  if (k == 0) return 0;
-  int e = 31 - __builtin_clz(static_cast<unsigned>(k));
-  return static_cast<uint16_t>(((e + 15) << 10) | ((k << (10 - e)) & 0x3ff));
-}
-uint16_t Bf16Of(int k) {
-  float f = static_cast<float>(k);
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  return static_cast<uint16_t>(bits >> 16);  // exact: small integers need no rounding
-}
-
-void Store(weftDataType_t t, void* buf, size_t i, int k) {
-  char* p = static_cast<char*>(buf) + i * kTypeSize[t];
-  switch (t) {
-    case weftInt8: *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(k); break;
-    case weftUint8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(k); break;
-    case weftInt32: *reinterpret_cast<int32_t*>(p) = k; break;
-    case weftUint32: *reinterpret_cast<uint32_t*>(p) = static_cast<uint32_t>(k); break;
-    case weftInt64: *reinterpret_cast<int64_t*>(p) = k; break;
-    case weftUint64: *reinterpret_cast<uint64_t*>(p) = static_cast<uint64_t>(k); break;
-    case weftFloat16: *reinterpret_cast<uint16_t*>(p) = HalfOf(k); break;
-    case weftBfloat16: *reinterpret_cast<uint16_t*>(p) = Bf16Of(k); break;
-    case weftFloat32: *reinterpret_cast<float*>(p) = static_cast<float>(k); break;
-    default: *reinterpret_cast<double*>(p) = static_cast<double>(k); break;
-  }
-}
-
-int Input(weftRedOp_t op, int rank, int size, size_t i) {
-  const bool mine = static_cast<int>(i % size) == rank;
-  if (op == weftProd) return mine ? 2 : 1;
-  return static_cast<int>(i % 4) + (mine ? size : 0);
-}
-
-int Expected(weftRedOp_t op, int size, size_t i) {
-  const int base = static_cast<int>(i % 4);
-  switch (op) {
-    case weftSum: return size * base + size;
-    case weftProd: return 2;
-    case weftMin: return size == 1 ? base + 1 : base;
-    case weftMax: return base + size;
-    default: return base + 1;  // avg: (size * base + size) / size
-  }
 }
 
 // One allreduce of (dtype, op) on `count` elements; 0 when every element is right.

@@ -14,7 +14,7 @@
 //     registered allreduces; each survivor must get an error naming it within the
 //     deadline and prints "survivor rank R: named rank V: <error>".
 //
-// Values are small integers, exact in every dtype (as in registered_mixed.cc).
+// Values are small integers, exact in every dtype (exact_values.h).
 #include <signal.h>
 #include <unistd.h>
 
@@ -29,66 +29,22 @@
 #include <vector>
 
 #include "weft/weft.h"
+#include "exact_values.h"
 
 namespace {
+
+using weft::testing::Expected;
+using weft::testing::Input;
+using weft::testing::kOpName;
+using weft::testing::kTypeName;
+using weft::testing::kTypeSize;
+using weft::testing::Store;
 
 void Check(weftResult_t r, const char* what, weftComm_t comm) {
   if (r == weftSuccess) return;
   std::fprintf(stderr, "registered_single_pass: %s failed: %s\n", what,
                weftGetLastError(comm));
   std::exit(2);
-}
-
-const size_t kTypeSize[weftNumTypes] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
-const char* kTypeName[weftNumTypes] = {"int8",    "uint8",    "int32",   "uint32", "int64",
-                                       "uint64",  "float16",  "bfloat16", "float32", "float64"};
-const char* kOpName[weftNumOps] = {"sum", "prod", "min", "max", "avg"};
-
-uint16_t HalfOf(int k) {
-  if (k == 0) return 0;
-  int e = 31 - __builtin_clz(static_cast<unsigned>(k));
-  return static_cast<uint16_t>(((e + 15) << 10) | ((k << (10 - e)) & 0x3ff));
-}
-uint16_t Bf16Of(int k) {
-  float f = static_cast<float>(k);
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  return static_cast<uint16_t>(bits >> 16);
-}
-
-void Store(weftDataType_t t, void* buf, size_t i, int k) {
-  char* p = static_cast<char*>(buf) + i * kTypeSize[t];
-  switch (t) {
-    case weftInt8: *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(k); break;
-    case weftUint8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(k); break;
-    case weftInt32: *reinterpret_cast<int32_t*>(p) = k; break;
-    case weftUint32: *reinterpret_cast<uint32_t*>(p) = static_cast<uint32_t>(k); break;
-    case weftInt64: *reinterpret_cast<int64_t*>(p) = k; break;
-    case weftUint64: *reinterpret_cast<uint64_t*>(p) = static_cast<uint64_t>(k); break;
-    case weftFloat16: *reinterpret_cast<uint16_t*>(p) = HalfOf(k); break;
-    case weftBfloat16: *reinterpret_cast<uint16_t*>(p) = Bf16Of(k); break;
-    case weftFloat32: *reinterpret_cast<float*>(p) = static_cast<float>(k); break;
-    default: *reinterpret_cast<double*>(p) = static_cast<double>(k); break;
-  }
-}
-
-// Rank r's element i: i % 4, plus `size` on the one rank r == i % size (prod: 2 there, 1
-// elsewhere), so every element's result is known and small (int8 holds 8 * 3 + 8).
-int Input(weftRedOp_t op, int rank, int size, size_t i) {
-  const bool mine = static_cast<int>(i % size) == rank;
-  if (op == weftProd) return mine ? 2 : 1;
-  return static_cast<int>(i % 4) + (mine ? size : 0);
-}
-
-int Expected(weftRedOp_t op, int size, size_t i) {
-  const int base = static_cast<int>(i % 4);
-  switch (op) {
-    case weftSum: return size * base + size;
-    case weftProd: return 2;
-    case weftMin: return base;
-    case weftMax: return base + size;
-    default: return base + 1;
-  }
 }
 
 struct Buf {
