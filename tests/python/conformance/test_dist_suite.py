@@ -17,9 +17,10 @@ from torch.testing._internal.common_distributed import DistTestCases  # noqa: E4
 
 import weft.torch  # noqa: E402,F401  (registers the backend in every rank)
 
-# What weft does, declared in the sets that name gloo. weft's torch backend takes CPU
-# tensors only, so it joins neither "gpu" nor "cuda". "plugin" makes the suite's
-# availability check accept a backend it does not know by name.
+# What weft does, declared in the sets that name gloo. The backend takes CUDA tensors, but
+# that path has not run on a GPU yet, so weft joins neither "gpu" nor "cuda" here (it would
+# claim what no run has shown). "plugin" makes the suite's availability check accept a
+# backend it does not know by name.
 WEFT_FEATURES = ("ddp", "subgroup", "plugin")
 # Collectives weft does not offer (the suite skips their tests with this reason).
 WEFT_UNSUPPORTED = ("sendrecv anysource",)
