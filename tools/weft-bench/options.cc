@@ -64,8 +64,9 @@ void AddOptions(CLI::App& app, Raw& r, Options& o, const std::string& op_names) 
                  "all_reduce_perf etc., else allreduce)");
   app.add_option("-o,--op", r.redop, "reduction: sum prod min max avg, or all")
       ->capture_default_str();
+  // An explicit range: CLI11's NonNegativeNumber prints DBL_MAX's 300 digits when refusing.
   app.add_option("-r,--root", o.root, "root rank of rooted collectives")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(CLI::Range(0, (1 << 24) - 1))->capture_default_str();
   app.add_option("-b,--minbytes", r.minb, "smallest total size S")
       ->check(SizeValidator())->capture_default_str();
   app.add_option("-e,--maxbytes", r.maxb, "largest total size S")

@@ -39,11 +39,12 @@ ParseOutcome ParseOptions(int argc, char** argv) {
   app.add_option("--store-addr", o.store_addr,
                  "address the rendezvous store listens on (host:port, port 0 = any)")
       ->capture_default_str();
+  // Explicit ranges (up to a year): CLI11's NonNegativeNumber prints DBL_MAX's 300 digits.
   app.add_option("--grace", o.grace_s, "seconds between SIGTERM and SIGKILL on teardown")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0.0, 3.2e7))
       ->capture_default_str();
   app.add_option("--timeout", o.timeout_s, "kill the job and exit 124 after SEC seconds (0: none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 3.2e7));
   app.add_flag("!--no-prefix", o.prefix, "do not prefix output lines with \"[R] \"");
   app.add_flag("--keep-going", o.keep_going,
                "when a rank fails, let the others run on (exit code: the first failure's)");
