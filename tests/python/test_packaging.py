@@ -134,11 +134,22 @@ def test_the_wheel_works_with_no_weft_build_tree(built):
     elsewhere.mkdir()
     wheel = shutil.copy(built["wheel"], elsewhere)
     # Without a pip of its own the venv runs the installed pip, and no venv-local (older)
-    # setuptools shadows the one torch requires. --no-index: torch must be satisfied by
-    # the installed one (the pinned version), never downloaded.
+    # setuptools shadows the one torch requires. --force-reinstall --no-deps: the venv sees
+    # the system's site-packages, where tests/python/run.sh has installed a weft of the
+    # same version, which pip would otherwise take as already satisfied (and this check
+    # would import that one). Torch is never downloaded; the installed torch must satisfy
+    # the wheel's pin, checked below with pip's own version rules.
     py = venv(tmp / "wheel-venv", "--without-pip")
-    run([str(py), "-m", "pip", "install", "--no-index", wheel], cwd=elsewhere,
-        env=clean_env(PIP_DISABLE_PIP_VERSION_CHECK="1"), timeout=300)
+    run([str(py), "-m", "pip", "install", "--no-index", "--no-deps", "--force-reinstall",
+         wheel], cwd=elsewhere, env=clean_env(PIP_DISABLE_PIP_VERSION_CHECK="1"), timeout=300)
+    pin_check = (
+        "from importlib.metadata import requires, version\n"
+        "from pip._vendor.packaging.requirements import Requirement\n"
+        "pin = Requirement(next(r for r in requires('weft') if r.startswith('torch')))\n"
+        "assert pin.specifier.contains(version('torch'), prereleases=True), (pin, version('torch'))\n"
+        "print('torch', version('torch'), 'satisfies', pin)\n")
+    out = run([str(py), "-c", pin_check], cwd=elsewhere, env=clean_env(), timeout=120)
+    assert "satisfies torch==" in out, out
     # The folders libweft was built in, and python/build (which holds the build output
     # with its copy), are covered by empty tmpfs mounts in a mount namespace of this check
     # only; the check also asserts which libweft file the process mapped.
