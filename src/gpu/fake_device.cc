@@ -131,6 +131,10 @@ FakeDevice::~FakeDevice() {
     MutexLock lock(&mu_);
     streams.swap(default_streams_);
   }
+  {
+    MutexLock lock(&streams_mu_);
+    for (FakeStream* s : streams) live_streams_.erase(s);
+  }
   for (FakeStream* s : streams) delete s;  // their work done first
   {
     MutexLock lock(&mu_);
@@ -162,7 +166,11 @@ FakeDevice::FakeStream* FakeDevice::StreamFor(Stream stream) {
   if (stream != nullptr) return static_cast<FakeStream*>(stream);
   MutexLock lock(&mu_);
   FakeStream*& s = default_streams_[t_device];
-  if (s == nullptr) s = new FakeStream(t_device);
+  if (s == nullptr) {
+    s = new FakeStream(t_device);
+    MutexLock streams_lock(&streams_mu_);
+    live_streams_.insert(s);
+  }
   return s;
 }
 
@@ -226,12 +234,20 @@ bool FakeDevice::CanAccess(const std::string& pci_bus_id) {
 
 Result<Stream> FakeDevice::CreateStream() {
   Log("CreateStream");
-  return static_cast<Stream>(new FakeStream(t_device));
+  auto* s = new FakeStream(t_device);
+  MutexLock lock(&streams_mu_);
+  live_streams_.insert(s);
+  return static_cast<Stream>(s);
 }
 
 void FakeDevice::DestroyStream(Stream stream) {
   Log("DestroyStream");
-  delete static_cast<FakeStream*>(stream);  // runs what is enqueued first
+  auto* s = static_cast<FakeStream*>(stream);
+  {
+    MutexLock lock(&streams_mu_);  // not while FreePinned waits on it
+    live_streams_.erase(s);
+  }
+  delete s;  // runs what is enqueued first
 }
 
 Status FakeDevice::CopyAsync(void* dst, const void* src, size_t bytes, Stream stream) {
@@ -411,11 +427,19 @@ Result<void*> FakeDevice::AllocPinned(size_t bytes) {
   return p;
 }
 
+// cudaFreeHost synchronizes with the device: copies already queued from or to the block
+// finish before it is freed. The fake waits for every stream likewise (bounded: a stream
+// still parked on a flag no one will write must not hang the caller).
 void FakeDevice::FreePinned(void* p) {
   Log("FreePinned");
   {
     MutexLock lock(&mu_);
     pinned_.erase(reinterpret_cast<uintptr_t>(p));
+  }
+  {
+    MutexLock lock(&streams_mu_);
+    const Deadline deadline = Deadline::AfterSeconds(10);
+    for (FakeStream* s : live_streams_) (void)s->Sync(deadline);
   }
   std::free(p);
 }

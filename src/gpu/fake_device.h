@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -107,6 +108,10 @@ class FakeDevice final : public Device {
   std::map<uintptr_t, size_t> pinned_ GUARDED_BY(mu_);
   uint64_t next_id_ GUARDED_BY(mu_) = 1;
   std::vector<FakeStream*> default_streams_ GUARDED_BY(mu_);  // per device, made on use
+  // Every stream alive (created and default ones), for FreePinned's implicit sync. Its own
+  // lock: FreePinned waits on streams while holding it, and their work may take mu_.
+  Mutex streams_mu_;
+  std::set<FakeStream*> live_streams_ GUARDED_BY(streams_mu_);
   Mutex log_mu_;
   std::vector<LogEntry> log_ GUARDED_BY(log_mu_);
 };
