@@ -316,12 +316,14 @@ Status Communicator::ExecutePointToPoint(const Call& call, const char* what, uin
 Status Communicator::ExecuteSchedule(const Call& call, const char* what, uint64_t seq,
                                      uint16_t kind, exec::Progress* progress) {
   // Registered buffers on every rank: the ranks agree on it first (registered_path.h).
+  // One deadline for the whole call, the agreement included.
+  const LazyDeadline deadline = LazyDeadline::AfterSeconds(config_.timeout_s);
   bool registered = false;
-  exec::ExecContext agree;
   if (registered_.Considers(call, kind, *mesh_)) {
+    exec::ExecContext agree;
     agree.progress = progress;
     agree.seq = seq;
-    agree.deadline = LazyDeadline::AfterSeconds(config_.timeout_s);
+    agree.deadline = deadline;
     agree.what = what;
     agree.abort = &aborting_;
     WEFT_ASSIGN_OR_RETURN(registered,
@@ -337,7 +339,7 @@ Status Communicator::ExecuteSchedule(const Call& call, const char* what, uint64_
   exec::ExecContext ctx = plan->ctx;
   ctx.progress = progress;
   ctx.seq = seq;
-  ctx.deadline = registered ? agree.deadline : LazyDeadline::AfterSeconds(config_.timeout_s);
+  ctx.deadline = deadline;
   WEFT_ASSIGN_OR_RETURN(exec::Buffers bufs, BuffersFor(*plan, call, temps_));
   if (registered) bufs.peers = &registered_.peers();
   WEFT_RETURN_IF_ERROR(executor_->Run(*plan->schedule, ctx, bufs));
