@@ -58,6 +58,8 @@ void CallQueue::WithLock(const std::function<void()>& fn) {
 
 void CallQueue::Enqueue(Task task) {
   queue_.push_back(std::move(task));
+  // Relaxed: publishes nothing; read by this (the submitting) thread only, and ordered
+  // with the worker's store of true by mu_.
   idle_.store(false, std::memory_order_relaxed);
   if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
   cv_.NotifyAll();

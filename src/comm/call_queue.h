@@ -60,6 +60,7 @@ class CallQueue {
   // queue empty and worker not busy, as the submitting thread's lock-free test: only
   // that thread adds work, so once it reads true nothing is queued or running on the
   // worker until it queues something itself.
+  // Acquire: pairs with the release in WorkerLoop (the worker's last call is done).
   bool idle() const { return idle_.load(std::memory_order_acquire); }
 
   // The call's sequence number: per collective, or per (direction, peer) for sends and

@@ -70,6 +70,10 @@ Result<bool> RegisteredPath::Agree(const Call& call, const Registry& registry,
   mine.pid = static_cast<int32_t>(getpid());
   mine.registered = RegionOf(registry, call.send, bytes, &mine.input) &&
                     RegionOf(registry, call.recv, bytes, &mine.output);
+  // Plain data in the shared segment: published by the flag the agreement raises
+  // (release, ShmLink::RaiseFlag) and read below after taking the peer's (acquire). A
+  // peer reads it before it sends anything for this call, and this side rewrites it
+  // only for the next call, after this one, which needed the peer's data.
   for (int p = 0; p < size_; ++p)
     if (p != rank_) mesh.link(p)->SetOffer(mine);
   WEFT_RETURN_IF_ERROR(executor.Run(agreement_, ctx, {}));

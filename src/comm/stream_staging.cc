@@ -27,6 +27,8 @@ constexpr size_t kFlagWords = 1 + 2 * kMaxChunks;
 size_t Ready(size_t k) { return 1 + 2 * k; }
 size_t Go(size_t k) { return 2 + 2 * k; }
 
+// Acquire: pairs with the stream's release (Device::WriteFlagAsync: the fake's release
+// store; CUDA's stream write after the copies before it), publishing the staged input.
 uint32_t Load(const uint32_t* flag) {
   return std::atomic_ref<uint32_t>(*const_cast<uint32_t*>(flag)).load(std::memory_order_acquire);
 }
@@ -99,6 +101,7 @@ Result<StreamStaging::Slot*> StreamStaging::FreeSlot() {
     auto slot = std::make_unique<Slot>();
     WEFT_ASSIGN_OR_RETURN(void* flags, d->AllocPinned(kFlagWords * sizeof(uint32_t)));
     slot->flags = static_cast<uint32_t*>(flags);
+    // Before the slot's first use is put on a stream (which orders it for the stream).
     for (size_t i = 0; i < kFlagWords; ++i) std::atomic_ref<uint32_t>(slot->flags[i]).store(0);
     slots_.push_back(std::move(slot));
     return slots_.back().get();
@@ -167,6 +170,8 @@ Status StreamStaging::RunHost(StagedCall& s, const Deadline& deadline,
       st = execute(piece);
       if (!st.ok()) st = st.WithContext(fmt::format("staged chunk {} of {}", k + 1, s.chunks));
     }
+    // Release: pairs with the stream's acquire wait (Device::WaitFlagAsync) before it
+    // copies the output back; publishes the host collective's output.
     if (st.ok())
       std::atomic_ref<uint32_t>(s.flags[Go(k)]).store(s.gen, std::memory_order_release);
   }
@@ -193,7 +198,7 @@ Status StreamStaging::WaitReady(const StagedCall& s, size_t k, const Deadline& d
 }
 
 void StreamStaging::Release(StagedCall& s) {
-  for (size_t k = 0; k < s.chunks; ++k)
+  for (size_t k = 0; k < s.chunks; ++k)  // release: as in RunHost
     std::atomic_ref<uint32_t>(s.flags[Go(k)]).store(s.gen, std::memory_order_release);
 }
 

@@ -31,7 +31,7 @@ constexpr uint32_t kWordU32 = FUTEX2_SIZE_U32;
 #else
 constexpr uint32_t kWordU32 = FUTEX_32;  // its name in kernel headers before 6.7
 #endif
-std::atomic<bool> waitv_missing{false};  // set once the kernel answers ENOSYS
+std::atomic<bool> waitv_missing{false};  // set once the kernel answers ENOSYS (a hint: relaxed)
 
 long WaitMany(const std::vector<FutexWait>& waits, int64_t timeout_us) {
   constexpr size_t kMax = 128;  // FUTEX_WAITV_MAX
@@ -78,6 +78,10 @@ void FutexWaitAny(const std::vector<FutexWait>& waits, int64_t timeout_us) {
   nanosleep(&nap, nullptr);
 }
 
+// The kernel compares the word and queues the waiter atomically (under the futex's
+// hash-bucket lock, with a full barrier), so a waiter that read the old value before the
+// caller's change is either refused (EAGAIN) or queued and woken here. Ordering the
+// change against the waiter's other state is the caller's job (ShmLink::RingPeer).
 void FutexWakeAll(std::atomic<uint32_t>* word) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr,
           0);

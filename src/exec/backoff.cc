@@ -93,6 +93,8 @@ bool Backoff::ArmWakes(const std::vector<transport::Link*>& links) {
       return false;
     }
     armed_.push_back(link);
+    // Read after ArmWake's fence and before the caller's last pass: acquire pairs with
+    // the release of the bell in the peer's ShmLink::RingPeer.
     waits_.push_back({word, word->load(std::memory_order_acquire)});
   }
   return !armed_.empty();

@@ -379,6 +379,7 @@ Status Executor::WaitFlags(size_t round_index) {
       }
     }
     if (flag_waits_.empty()) return Status::Ok();
+    // Relaxed: a request to stop; no data rides on it.
     if (ctx_->abort != nullptr && ctx_->abort->load(std::memory_order_relaxed))
       return AbortedError(round_index);
     if (moved) {
@@ -413,6 +414,7 @@ void Executor::SleepOnFlags() {
     std::atomic<uint32_t>* word = link->ArmWake();
     if (word == nullptr) break;
     armed.push_back(link);
+    // Acquire: pairs with the release of the bell in the peer's ShmLink::RingPeer.
     flag_sleeps_.push_back({word, word->load(std::memory_order_acquire)});
   }
   // Armed (sleeping announced, then a fence) before this last look at the flags: a peer
@@ -488,6 +490,7 @@ Status Executor::PollUntilDone(size_t round_index) {
     if (eager_.active && AdvanceEagerReduce()) moved = true;
     if (early_.active && AdvanceEarlyCopy()) moved = true;
     if (AllDone()) return Status::Ok();
+    // Relaxed: a request to stop; no data rides on it.
     if (ctx_->abort != nullptr && ctx_->abort->load(std::memory_order_relaxed))
       return AbortedError(round_index);
     if (moved) {

@@ -26,7 +26,9 @@ size_t PageRound(size_t bytes) {
   return std::max(page, (bytes + page - 1) / page * page);
 }
 
-// An event: recordings counted on the host, completions by the streams.
+// An event: recordings counted on the host, completions by the streams. Both seq_cst:
+// the stream's store of `completed` (after its earlier work) pairs with the load in
+// QueryEvent and StreamWaitEvent, so a completed event publishes that work.
 struct FakeEvent {
   std::atomic<uint64_t> recorded{0};
   std::atomic<uint64_t> completed{0};
@@ -307,6 +309,8 @@ Status FakeDevice::DelayAsync(int64_t microseconds, Stream stream) {
 
 Status FakeDevice::WriteFlagAsync(uint32_t* flag, uint32_t value, Stream stream) {
   Log("WriteFlagAsync");
+  // Release: pairs with the acquire of the flag (comm::StreamStaging's Load, WaitFlagAsync
+  // below); publishes this stream's earlier work, as the device's write does.
   StreamFor(stream)->Enqueue(
       [flag, value] { std::atomic_ref<uint32_t>(*flag).store(value, std::memory_order_release); });
   return Status::Ok();
@@ -317,6 +321,8 @@ Status FakeDevice::WaitFlagAsync(uint32_t* flag, uint32_t value, Stream stream) 
   FakeStream* s = StreamFor(stream);
   s->Enqueue([flag, value, s] {
     // Unsigned >=, as cuStreamWaitValue32's GEQ. A stream being destroyed gives up.
+    // Acquire: pairs with the release in StreamGate::Release, StreamStaging::RunHost and
+    // WriteFlagAsync; the host's (or other stream's) writes before it are visible after.
     while (std::atomic_ref<uint32_t>(*flag).load(std::memory_order_acquire) < value &&
            !s->Stopping())
       Pause();

@@ -55,6 +55,8 @@ const char* StreamGate::mechanism() const {
 }
 
 Result<StreamGate::Ticket> StreamGate::Begin(void* stream) {
+  // A count only (seq_cst, more than needed): the slot's flag, not this, orders the
+  // stream's wait, and a reused slot's generation is newer than any stale wait.
   if (issued_ - std::atomic_ref<uint64_t>(released_).load() >= kSlots - 1)
     return Unavailable(fmt::format("more than {} device operations in flight", kSlots - 1));
   Ticket t;
@@ -96,6 +98,8 @@ Status StreamGate::WaitReady(const Ticket& t, const Deadline& deadline) {
 }
 
 void StreamGate::Release(const Ticket& t) {
+  // Release: pairs with the stream's acquire wait (Device::WaitFlagAsync; the fake's
+  // acquire load); publishes the host work done for the ticket.
   std::atomic_ref<uint32_t>(flags_[t.slot]).store(t.value, std::memory_order_release);
   std::atomic_ref<uint64_t>(released_).fetch_add(1);
   if (t.ready != nullptr) device_->DestroyEvent(t.ready);

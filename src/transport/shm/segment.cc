@@ -75,6 +75,7 @@ Result<Mapping> MapFd(int fd, const std::string& name) {
 
 bool CreatorIsDead(const SegmentHeader* h) {
   const SideInfo& c = h->side[0];
+  // The caller loaded the magic with acquire: pid_ns and pid are the creator's.
   if (c.pid_ns != PidNamespace()) return false;  // cannot tell: assume alive
   return ProcessIsDead(c.pid.load(std::memory_order_acquire));
 }
@@ -96,6 +97,7 @@ Status RemoveIfStale(const std::string& name, int self, int peer) {
   Backoff backoff;
   while (true) {
     WEFT_ASSIGN_OR_RETURN(Mapping m, MapFd(fd, name));
+    // Acquire: pairs with the release of the magic in Create (the header is filled in).
     if (m.ok() && m.header()->magic.load(std::memory_order_acquire) == kSegmentMagic) {
       bool dead = CreatorIsDead(m.header());
       int pid = m.header()->side[0].pid.load();
@@ -192,7 +194,8 @@ Segment::Segment(std::string name, int side, void* base, size_t bytes)
 }
 
 Segment::~Segment() {
-  // Release so that every byte this side wrote is visible before the peer sees closed.
+  // Release so that every byte this side wrote is visible before the peer sees closed
+  // (pairs with the acquire in ShmLink::PeerClosedError/CheckPeer).
   header_->side[side_].closed.store(1, std::memory_order_release);
   munmap(base_, bytes_);
   if (side_ == 0 && !unlinked_) shm_unlink(name_.c_str());
@@ -253,7 +256,8 @@ Result<std::unique_ptr<Segment>> Segment::Create(uint64_t comm_id, int self, int
   h->side[0].pid_ns = PidNamespace();
   h->side[0].probe_addr = CmaProbeAddress();
   h->side[0].attached.store(1);
-  h->magic.store(kSegmentMagic, std::memory_order_release);  // publish: opener may map now
+  // Release: pairs with the acquire in Open/RemoveIfStale; publishes the header above.
+  h->magic.store(kSegmentMagic, std::memory_order_release);
   return std::unique_ptr<Segment>(new Segment(std::move(name), 0, base, total));
 }
 
@@ -270,6 +274,7 @@ Result<std::unique_ptr<Segment>> Segment::Open(uint64_t comm_id, int self, int p
       FdCloser closer{fd};
       WEFT_ASSIGN_OR_RETURN(Mapping m, MapFd(fd, name));
       SegmentHeader* h = m.ok() ? m.header() : nullptr;
+      // Acquire: pairs with the release of the magic in Create (version, ranks, side 0).
       if (h == nullptr || h->magic.load(std::memory_order_acquire) != kSegmentMagic) {
         waiting_for = "its creator to initialise it";
       } else if (h->version != kSegmentVersion || h->comm_id != comm_id || h->ranks[0] != peer ||
@@ -293,6 +298,7 @@ Result<std::unique_ptr<Segment>> Segment::Open(uint64_t comm_id, int self, int p
         h->side[1].pid.store(getpid());
         h->side[1].pid_ns = PidNamespace();
         h->side[1].probe_addr = CmaProbeAddress();
+        // Release: pairs with the acquire in WaitPeerAttached; publishes the three above.
         h->side[1].attached.store(1, std::memory_order_release);
         // Both sides are mapped now, so the name is no longer needed. The creator unlinks
         // too (whichever is first wins); doing it here as well means nothing leaks if the
@@ -313,6 +319,7 @@ Result<std::unique_ptr<Segment>> Segment::Open(uint64_t comm_id, int self, int p
 
 Status Segment::WaitPeerAttached(const Deadline& deadline) {
   Backoff backoff;
+  // Acquire: pairs with the release in Open (the opener's pid, pid_ns, probe_addr).
   while (header_->side[1].attached.load(std::memory_order_acquire) == 0) {
     if (deadline.expired()) {
       return DeadlineExceeded(

@@ -25,20 +25,29 @@
 
 namespace weft::transport::shm {
 
-// One side's identity and state, on its own cache line.
+// One side's identity and state, on its own cache line. Each field is written by its
+// side only, but `bell`, which the peer bumps; the pairings are stated beside each.
 struct SideInfo {
+  // pid, pid_ns, probe_addr: written before `attached` (opener) or the header's magic
+  // (creator), both stored with release and loaded with acquire by the peer.
   alignas(64) std::atomic<int32_t> pid{0};
   uint64_t pid_ns = 0;                // inode of /proc/self/ns/pid (0: unknown)
   std::atomic<uint32_t> attached{0};  // set once the side has mapped the segment
-  std::atomic<uint32_t> closed{0};    // set when the side's link is destroyed
+  // Release (Segment::~Segment, MarkClosed) / acquire (ShmLink::PeerClosedError,
+  // CheckPeer): publishes abort_text and every ring byte the side wrote before.
+  std::atomic<uint32_t> closed{0};  // set when the side's link is destroyed
   // Single-copy transfers (see cma.h): where the peer can find a probe word in this
   // process, whether this side could read the peer's probe, and how many of the peer's
   // single-copy messages this side has finished reading (the sender's completion).
   uint64_t probe_addr = 0;
-  std::atomic<uint32_t> cma_state{0};  // CmaState
+  std::atomic<uint32_t> cma_state{0};  // CmaState: release/acquire in ConnectShmPeers
+  // Release (ShmLink::ProgressRecvs, after the read) / acquire (ProgressSends): the
+  // sender reuses its buffer only after the receiver's reads of it.
   alignas(64) std::atomic<uint64_t> cma_done{0};
   // Sleeping (Link::ArmWake): this side sets `sleeping` before it may sleep on `bell`;
   // the peer, after making progress, bumps `bell` and wakes it while `sleeping` is set.
+  // A store->load pattern on both sides (Dekker): ordered by the seq_cst fences in
+  // ShmLink::ArmWake and ShmLink::RingPeer, not by the atomics' own orders.
   alignas(64) std::atomic<uint32_t> bell{0};
   std::atomic<uint32_t> sleeping{0};
   // Why this side failed (Link::SendAbort): written before `closed`, read after it.
@@ -46,6 +55,8 @@ struct SideInfo {
   char abort_text[1024] = {};
   // Calls on registered buffers (Link::RaiseFlag): how many flags this side has raised,
   // and the buffers it offers for the call being agreed, written before the flag.
+  // Release (ShmLink::RaiseFlag) / acquire (TakeFlag, PeerHasFlag): publishes `offer`
+  // and this side's writes into the registered buffers.
   alignas(64) std::atomic<uint64_t> flags{0};
   BufferOffer offer;
 };
@@ -58,7 +69,10 @@ inline constexpr uint64_t kSegmentMagic = 0x314d485354464557ull;  // "WEFTSHM1"
 // 5: SideInfo has the wake word (bell, sleeping).
 // 6: messages travel in stamped slots (Ring::WriteWhole/WriteStreamedHeader).
 // 7: SideInfo has the flags and the buffer offer (registered buffers).
-inline constexpr uint32_t kSegmentVersion = 7;
+// 8: the producer clears the stamp word where the next slot goes before it publishes a
+//    message's end (Ring::ClearNextStamp); a version-7 producer leaves stale payload
+//    there, which a consumer may read as a stamp.
+inline constexpr uint32_t kSegmentVersion = 8;
 
 // At offset 0 of the segment; ring data follows at SegmentLayout::data_offset.
 struct SegmentHeader {
@@ -116,7 +130,8 @@ class Segment {
   Segment& operator=(const Segment&) = delete;
 
   int side() const { return side_; }  // 0: creator (lower rank), 1: opener
-  // Tells the peer this side will send and read nothing more ("peer closed").
+  // Tells the peer this side will send and read nothing more ("peer closed"). Release:
+  // pairs with the acquire in ShmLink::PeerClosedError/CheckPeer.
   void MarkClosed() { header_->side[side_].closed.store(1, std::memory_order_release); }
   SegmentHeader* header() const { return header_; }
   // The ring this side writes into / reads from.

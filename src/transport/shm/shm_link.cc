@@ -45,7 +45,8 @@ Result<bool> ShmLink::Progress() {
 
 bool ShmLink::ProgressSends() {
   bool moved = false;
-  // Single-copy sends complete when the peer has read them, in order.
+  // Single-copy sends complete when the peer has read them, in order. Acquire: pairs
+  // with the peer's release in ProgressRecvs; its reads of our buffers are done.
   uint64_t acked = segment_->peer_info().cma_done.load(std::memory_order_acquire);
   while (!cma_unacked_.empty() && cma_unacked_.front().second <= acked) {
     cma_unacked_.front().first->done = true;
@@ -75,7 +76,7 @@ bool ShmLink::ProgressSends() {
         moved = true;
         continue;
       }
-      if (!out_.WriteStreamedHeader(&op->header, kHdr)) break;
+      if (!out_.WriteStreamedHeader(&op->header, kHdr, bytes)) break;
       header_sent_ = true;
       payload_sent_ = 0;
       moved = true;
@@ -155,6 +156,8 @@ Result<bool> ShmLink::ProgressRecvs() {
       op->landed += piece;
       moved = true;
       if (op->landed < bytes) break;  // the consumer takes this piece first
+      // Release: pairs with the acquire in the peer's ProgressSends (it may reuse the
+      // buffer once this read of it is done).
       segment_->my_info().cma_done.fetch_add(1, std::memory_order_release);
       inbound_.CompleteFront();
       continue;
@@ -205,10 +208,15 @@ void ShmLink::RingPeer() {
   // Orders this side's ring and counter stores before the load of the peer's flag, as
   // ArmWake orders the flag's store before the peer's next look at the rings: either
   // the peer sees the progress in its last pass before sleeping, or this side sees the
-  // flag and wakes it. (On x86 the fence is one locked instruction, ~20 cycles.)
+  // flag and wakes it. (On x86 the fence is one locked instruction, ~20 cycles; on
+  // aarch64 a dmb ish: release stores alone may still pass the load below.)
   std::atomic_thread_fence(std::memory_order_seq_cst);
   SideInfo& peer = segment_->peer_info_for_wake();
+  // Relaxed: ordered by the fence above (pairs with the fence in the peer's ArmWake).
   if (peer.sleeping.load(std::memory_order_relaxed) == 0) return;
+  // Release: pairs with the acquire of the bell in exec::Backoff::ArmWakes and
+  // Executor::SleepOnFlags (a sleeper that reads the new value sees our progress); a
+  // sleeper that read the old one is refused or woken by the futex itself.
   peer.bell.fetch_add(1, std::memory_order_release);
   FutexWakeAll(&peer.bell);
 }
@@ -216,12 +224,16 @@ void ShmLink::RingPeer() {
 std::atomic<uint32_t>* ShmLink::ArmWake() {
   if (!wake_) return nullptr;
   SideInfo& me = segment_->my_info();
+  // Relaxed store, then a seq_cst fence: pairs with the fence in the peer's RingPeer, so
+  // either the caller's next look at the rings and flags (after it reads the bell) sees
+  // the peer's progress, or the peer sees `sleeping` and rings.
   me.sleeping.store(1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   return &me.bell;
 }
 
 void ShmLink::DisarmWake() {
+  // Relaxed: a hint; a peer that still reads 1 only rings once for nothing.
   segment_->my_info().sleeping.store(0, std::memory_order_relaxed);
   // A sleep may have lasted milliseconds: let the next idle pass read the clock, so the
   // peer's liveness is checked on time (CheckPeer reads it every kClockEveryIdlePasses).
@@ -230,14 +242,16 @@ void ShmLink::DisarmWake() {
 
 void ShmLink::RaiseFlag() {
   // Release: the offer and every write into the peer's or this side's buffers before the
-  // flag are visible to the peer once it sees the flag. RingPeer's fence then orders the
-  // flag before the look at the peer's sleeping word.
+  // flag are visible to the peer once it sees the flag (pairs with the acquire in its
+  // TakeFlag/PeerHasFlag). RingPeer's fence then orders the flag before the look at the
+  // peer's sleeping word.
   segment_->my_info().flags.store(++flags_raised_, std::memory_order_release);
   RingPeer();
 }
 
 Result<bool> ShmLink::TakeFlag() {
   if (!failed_.ok()) return failed_;
+  // Acquire: pairs with the release in the peer's RaiseFlag (its offer, its writes).
   if (segment_->peer_info().flags.load(std::memory_order_acquire) > flags_taken_) {
     ++flags_taken_;
     idle_ = false;
@@ -256,6 +270,7 @@ Result<bool> ShmLink::TakeFlag() {
 
 Status ShmLink::PeerClosedError() const {
   const SideInfo& peer = segment_->peer_info();
+  // Acquire: pairs with the release of `closed` in the peer's Segment (abort_text).
   if (peer.closed.load(std::memory_order_acquire) == 0) return Status::Ok();
   uint32_t n = std::min<uint32_t>(peer.abort_bytes, sizeof(peer.abort_text));
   if (n > 0) return PeerFailed(self_, peer_, "shm", std::string_view(peer.abort_text, n));
@@ -293,7 +308,7 @@ Status ShmLink::CheckPeer() {
   // Pids are only meaningful within one pid namespace; across namespaces only the
   // executor's deadline can catch a dead peer.
   if (peer.pid_ns != 0 && peer.pid_ns == PidNamespace()) {
-    int pid = peer.pid.load(std::memory_order_relaxed);
+    int pid = peer.pid.load(std::memory_order_relaxed);  // set before `attached` (acquired)
     if (ProcessIsDead(pid)) {
       // A peer that failed first stores its cause and `closed`, then exits. If it closed
       // after this pass's first look, or closed while this side waits on another link,

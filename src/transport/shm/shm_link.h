@@ -64,6 +64,7 @@ class ShmLink final : public Link {
   void RaiseFlag() override;
   Result<bool> TakeFlag() override;
   bool PeerHasFlag() const override {
+    // Acquire: pairs with the release in the peer's RaiseFlag.
     return segment_->peer_info().flags.load(std::memory_order_acquire) > flags_taken_;
   }
   void SetOffer(const BufferOffer& offer) override { segment_->my_info().offer = offer; }

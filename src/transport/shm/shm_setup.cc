@@ -45,6 +45,7 @@ Result<std::vector<std::unique_ptr<Link>>> ConnectShmPeers(int self, uint64_t co
     bool works = seg->header()->cma_threshold > 0 && other.pid_ns != 0 &&
                  other.pid_ns == seg->my_info().pid_ns &&
                  CmaProbe(other.pid.load(), other.probe_addr);
+    // Release: pairs with the peer's acquire below (the verdict is all it publishes).
     seg->my_info().cma_state.store(works ? kCmaWorks : kCmaDenied, std::memory_order_release);
   }
   for (auto& [peer, seg] : segments) {

@@ -170,7 +170,7 @@ TEST(ShmRingTest, SlotsAreFoundByStampAndRewindOnlyWhenDrainedPastTheWindow) {
   // A streamed message: its slot at the next line, its payload as a byte stream.
   std::vector<uint8_t> payload = Pattern(3, 7, 100), got_payload(100);
   EXPECT_FALSE(producer.RewindIfDrained(128)) << "the next slot, 64, is inside the window";
-  ASSERT_TRUE(producer.WriteStreamedHeader(head.data(), head.size()));
+  ASSERT_TRUE(producer.WriteStreamedHeader(head.data(), head.size(), payload.size()));
   ASSERT_EQ(producer.Write(payload.data(), payload.size()), 100u);
   EXPECT_FALSE(producer.RewindIfDrained(128)) << "not read yet";
   ASSERT_EQ(consumer.PeekSlot(), Kind::kStreamed);
@@ -205,7 +205,7 @@ TEST(ShmRingTest, PayloadReadWaitsForHeadBehindAStampedSlot) {
   std::vector<uint8_t> data(4096);
   Ring producer(&ctl, data.data(), data.size()), consumer(&ctl, data.data(), data.size());
   std::vector<uint8_t> head = Pattern(1, 3, 32), payload = Pattern(5, 6, 100), got(100);
-  ASSERT_TRUE(producer.WriteStreamedHeader(head.data(), head.size()));
+  ASSERT_TRUE(producer.WriteStreamedHeader(head.data(), head.size(), payload.size()));
   const uint64_t published = ctl.head.load();
   ctl.head.store(0);  // as if the head store had not landed yet
   ASSERT_EQ(consumer.PeekSlot(), Kind::kStreamed);
@@ -226,7 +226,7 @@ TEST(ShmRingTest, WholeSlotIsAllOrNothingAcrossTheRingEnd) {
   std::vector<uint8_t> data(256);
   Ring producer(&ctl, data.data(), data.size()), consumer(&ctl, data.data(), data.size());
   std::vector<uint8_t> head = Pattern(1, 3, 32), filler = Pattern(0, 7, 150), got(150);
-  ASSERT_TRUE(producer.WriteStreamedHeader(head.data(), head.size()));
+  ASSERT_TRUE(producer.WriteStreamedHeader(head.data(), head.size(), filler.size()));
   ASSERT_EQ(producer.Write(filler.data(), filler.size()), 150u);  // head at 190
   std::vector<uint8_t> body = Pattern(2, 5, 40);
   EXPECT_FALSE(producer.WriteWhole(head.data(), head.size(), body.data(), body.size()))
