@@ -79,8 +79,8 @@ void BM_Reduce(benchmark::State& state) {
 void ReduceArgs(benchmark::internal::Benchmark* b) {
   using weft::DataType;
   const auto sum = static_cast<int64_t>(weft::RedOp::kSum);
-  for (auto isa : {weft::exec::internal::ReduceIsa::kGeneric,
-                   weft::exec::internal::ReduceIsa::kX86V3}) {
+  for (auto isa : weft::exec::internal::kAllReduceIsas) {
+    if (!weft::exec::internal::CpuRuns(isa)) continue;
     for (DataType t : {DataType::kFloat32, DataType::kBfloat16, DataType::kFloat16,
                        DataType::kFloat64, DataType::kInt32}) {
       b->Args({static_cast<int64_t>(t), sum, static_cast<int64_t>(isa)});

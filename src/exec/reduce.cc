@@ -19,7 +19,6 @@
 #include "exec/reduce.h"
 
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -32,6 +31,9 @@
 
 #include "core/half.h"
 #include "exec/reduce_internal.h"
+#if defined(__aarch64__)
+#include "exec/reduce_neon.h"
+#endif
 
 namespace weft::exec {
 namespace {
@@ -48,15 +50,37 @@ struct Native {
 };
 
 // Instruction sets a kernel is compiled for. Generic is the build's baseline (SSE2 on
-// x86-64); X86V3 (AVX2 + F16C + FMA, i.e. x86-64-v3) doubles the vector width and
-// converts float16 with one instruction per 8 elements. The choice is made once per
-// process, from the CPU, in GetReduceFn.
+// x86-64, Advanced SIMD on aarch64, both auto-vectorised); X86V3 (AVX2 + F16C + FMA,
+// i.e. x86-64-v3) doubles the vector width and converts float16 with one instruction
+// per 8 elements. ArmNeon is written with NEON intrinsics (reduce_neon.h) and converts
+// float16 with FCVTL/FCVTN; ArmNeonBf16 adds BFCVTN for bfloat16 (FEAT_BF16). The choice
+// is made once per process, from the CPU, in GetReduceFn.
 struct IsaGeneric {
   static constexpr bool kF16c = false;
+  static constexpr bool kNeon = false;
+  static constexpr bool kBf16 = false;
 };
 struct IsaX86V3 {
   static constexpr bool kF16c = true;
+  static constexpr bool kNeon = false;
+  static constexpr bool kBf16 = false;
 };
+struct IsaArmNeon {
+  static constexpr bool kF16c = false;
+  static constexpr bool kNeon = true;
+  static constexpr bool kBf16 = false;
+};
+struct IsaArmNeonBf16 {
+  static constexpr bool kF16c = false;
+  static constexpr bool kNeon = true;
+  static constexpr bool kBf16 = true;
+};
+
+#if defined(__aarch64__)
+#define WEFT_HAVE_NEON 1
+#else
+#define WEFT_HAVE_NEON 0
+#endif
 
 #if defined(__x86_64__)
 #define WEFT_HAVE_X86V3 1
@@ -100,12 +124,21 @@ struct Half {
 #if WEFT_HAVE_X86V3
     if constexpr (Isa::kF16c && kDt == DataType::kFloat16) return WidenFp16F16c(s, d, n);
 #endif
+#if WEFT_HAVE_NEON
+    if constexpr (Isa::kNeon && kDt == DataType::kFloat16) return neon::WidenFp16(s, d, n);
+    if constexpr (Isa::kNeon && kDt == DataType::kBfloat16) return neon::WidenBf16(s, d, n);
+#endif
     for (size_t i = 0; i < n; ++i) d[i] = kWiden(s[i]);
   }
   template <typename Isa>
   [[gnu::always_inline]] static void Narrow(const float* s, uint16_t* d, size_t n) {
 #if WEFT_HAVE_X86V3
     if constexpr (Isa::kF16c && kDt == DataType::kFloat16) return NarrowFp16F16c(s, d, n);
+#endif
+#if WEFT_HAVE_NEON
+    if constexpr (Isa::kNeon && kDt == DataType::kFloat16) return neon::NarrowFp16(s, d, n);
+    if constexpr (Isa::kBf16 && kDt == DataType::kBfloat16) return neon::NarrowBf16Bfcvt(s, d, n);
+    if constexpr (Isa::kNeon && kDt == DataType::kBfloat16) return neon::NarrowBf16(s, d, n);
 #endif
     for (size_t i = 0; i < n; ++i) d[i] = kNarrow(s[i]);
   }
@@ -129,6 +162,7 @@ template <typename T>
 using WrapType = decltype(std::make_unsigned_t<T>{} + 0u);
 
 struct Sum {
+  static constexpr RedOp kOp = RedOp::kSum;
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (std::is_integral_v<T>) {
@@ -140,6 +174,7 @@ struct Sum {
 };
 
 struct Prod {
+  static constexpr RedOp kOp = RedOp::kProd;
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (std::is_integral_v<T>) {
@@ -152,11 +187,13 @@ struct Prod {
 
 // Argument order matters for NaN (see the file comment): a is dst, b is src.
 struct Min {
+  static constexpr RedOp kOp = RedOp::kMin;
   template <typename T>
   static T Apply(T a, T b) { return b < a ? b : a; }
 };
 
 struct Max {
+  static constexpr RedOp kOp = RedOp::kMax;
   template <typename T>
   static T Apply(T a, T b) { return b > a ? b : a; }
 };
@@ -167,6 +204,16 @@ struct Max {
 // enough that the per-block overhead vanishes.
 constexpr size_t kBlock = 256;
 
+// d[i] = op(d[i], s[i]) over arrays of one type: the native kernels' whole loop, and
+// the float arithmetic between widening and narrowing a float16/bfloat16 block.
+template <typename T, typename Op, typename Isa>
+[[gnu::always_inline]] inline void ArrayOp(T* d, const T* s, size_t n) {
+#if WEFT_HAVE_NEON
+  if constexpr (Isa::kNeon && neon::kHasVector<T, Op::kOp>) return neon::Reduce<T, Op>(d, s, n);
+#endif
+  for (size_t i = 0; i < n; ++i) d[i] = Op::Apply(d[i], s[i]);
+}
+
 // The one loop. Always inlined into a thin wrapper per instruction set, so that the
 // wrapper's target attribute applies to the vectorised code.
 template <typename E, typename Op, typename Isa>
@@ -176,7 +223,7 @@ template <typename E, typename Op, typename Isa>
   S* d = static_cast<S*>(dst);
   const S* s = static_cast<const S*>(src);
   if constexpr (std::is_same_v<S, C>) {
-    for (size_t i = 0; i < count; ++i) d[i] = Op::Apply(d[i], s[i]);
+    ArrayOp<C, Op, Isa>(d, s, count);
   } else {
     C a[kBlock];
     C b[kBlock];
@@ -184,7 +231,7 @@ template <typename E, typename Op, typename Isa>
       const size_t n = std::min(kBlock, count - base);
       E::template Widen<Isa>(d + base, a, n);
       E::template Widen<Isa>(s + base, b, n);
-      for (size_t i = 0; i < n; ++i) a[i] = Op::Apply(a[i], b[i]);
+      ArrayOp<C, Op, Isa>(a, b, n);
       E::template Narrow<Isa>(a, d + base, n);
     }
   }
@@ -202,6 +249,9 @@ template <typename E, typename Op, typename Isa>
   const S* x = static_cast<const S*>(a);
   const S* y = static_cast<const S*>(b);
   if constexpr (std::is_same_v<S, C>) {
+#if WEFT_HAVE_NEON
+    if constexpr (Isa::kNeon && neon::kHasVector<C, Op::kOp>) return neon::ReduceInto<C, Op>(d, x, y, count);
+#endif
     for (size_t i = 0; i < count; ++i) d[i] = Op::Apply(x[i], y[i]);
   } else {
     C wa[kBlock];
@@ -210,7 +260,7 @@ template <typename E, typename Op, typename Isa>
       const size_t n = std::min(kBlock, count - base);
       E::template Widen<Isa>(x + base, wa, n);
       E::template Widen<Isa>(y + base, wb, n);
-      for (size_t i = 0; i < n; ++i) wa[i] = Op::Apply(wa[i], wb[i]);
+      ArrayOp<C, Op, Isa>(wa, wb, n);
       E::template Narrow<Isa>(wa, d + base, n);
     }
   }
@@ -239,6 +289,31 @@ struct X86V3Kernels {
   WEFT_TARGET_X86V3 static void ReduceInto(void* dst, const void* a, const void* b,
                                            size_t count) {
     ReduceIntoLoop<E, Op, IsaX86V3>(dst, a, b, count);
+  }
+};
+#endif
+
+#if WEFT_HAVE_NEON
+struct ArmNeonKernels {
+  template <typename E, typename Op>
+  static void Reduce(void* dst, const void* src, size_t count) {
+    ReduceLoop<E, Op, IsaArmNeon>(dst, src, count);
+  }
+  template <typename E, typename Op>
+  static void ReduceInto(void* dst, const void* a, const void* b, size_t count) {
+    ReduceIntoLoop<E, Op, IsaArmNeon>(dst, a, b, count);
+  }
+};
+
+struct ArmNeonBf16Kernels {
+  template <typename E, typename Op>
+  WEFT_TARGET_ARM_BF16 static void Reduce(void* dst, const void* src, size_t count) {
+    ReduceLoop<E, Op, IsaArmNeonBf16>(dst, src, count);
+  }
+  template <typename E, typename Op>
+  WEFT_TARGET_ARM_BF16 static void ReduceInto(void* dst, const void* a, const void* b,
+                                              size_t count) {
+    ReduceIntoLoop<E, Op, IsaArmNeonBf16>(dst, a, b, count);
   }
 };
 #endif
@@ -310,50 +385,40 @@ constexpr std::array<DivideFn, kNumDataTypes> MakeDivideTable(std::index_sequenc
 }
 
 constexpr auto kIndices = std::make_index_sequence<kNumDataTypes>{};
-constexpr auto kGenericTable = MakeReduceTable<GenericKernels>(kIndices);
-constexpr auto kGenericIntoTable = MakeReduceIntoTable<GenericKernels>(kIndices);
-#if WEFT_HAVE_X86V3
-constexpr auto kX86V3Table = MakeReduceTable<X86V3Kernels>(kIndices);
-constexpr auto kX86V3IntoTable = MakeReduceIntoTable<X86V3Kernels>(kIndices);
-#endif
 constexpr auto kDivideTable = MakeDivideTable(kIndices);
 
-#if WEFT_HAVE_X86V3
-// Asked once per process: cpuid is a serialising instruction that traps to the
-// hypervisor in a VM (microseconds each), and GetReduceFn runs on every reducing step.
-bool CpuHasF16c() {
-  static const bool has = [] {
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
-  }();
-  return has;
-}
-#endif
+using ReduceTable = std::array<std::array<ReduceFn, kNumRedOps>, kNumDataTypes>;
+using ReduceIntoTable = std::array<std::array<ReduceIntoFn, kNumRedOps>, kNumDataTypes>;
+struct IsaTables {
+  const ReduceTable* reduce;
+  const ReduceIntoTable* reduce_into;
+};
 
-bool CpuHas(internal::ReduceIsa isa) {
+template <typename K>
+struct TablesFor {
+  static constexpr ReduceTable kReduce = MakeReduceTable<K>(kIndices);
+  static constexpr ReduceIntoTable kReduceInto = MakeReduceIntoTable<K>(kIndices);
+  static constexpr IsaTables kTables = {&kReduce, &kReduceInto};
+};
+
+// The tables of one instruction set, or none where this build has no kernels for it.
+IsaTables TablesOf(internal::ReduceIsa isa) {
   switch (isa) {
-    case internal::ReduceIsa::kGeneric: return true;
-    case internal::ReduceIsa::kX86V3:
+    case internal::ReduceIsa::kGeneric: return TablesFor<GenericKernels>::kTables;
 #if WEFT_HAVE_X86V3
-      // avx2 also checks that the OS saves the AVX registers. F16C through cpuid (leaf 1,
-      // ECX bit 29): clang before 16 rejects __builtin_cpu_supports("f16c").
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && CpuHasF16c();
-#else
-      return false;
+    case internal::ReduceIsa::kX86V3: return TablesFor<X86V3Kernels>::kTables;
 #endif
+#if WEFT_HAVE_NEON
+    case internal::ReduceIsa::kArmNeon: return TablesFor<ArmNeonKernels>::kTables;
+    case internal::ReduceIsa::kArmNeonBf16: return TablesFor<ArmNeonBf16Kernels>::kTables;
+#endif
+    default: return {nullptr, nullptr};
   }
-  return false;
 }
 
-internal::ReduceIsa BestIsa() {
-  static const internal::ReduceIsa best = CpuHas(internal::ReduceIsa::kX86V3)
-                                              ? internal::ReduceIsa::kX86V3
-                                              : internal::ReduceIsa::kGeneric;
-  return best;
-}
-
-bool Valid(DataType dtype) {
-  return static_cast<unsigned>(dtype) < static_cast<unsigned>(kNumDataTypes);
+bool Valid(DataType dtype, RedOp op) {
+  return static_cast<unsigned>(dtype) < static_cast<unsigned>(kNumDataTypes) &&
+         static_cast<unsigned>(op) < static_cast<unsigned>(kNumRedOps);
 }
 
 }  // namespace
@@ -361,47 +426,34 @@ bool Valid(DataType dtype) {
 namespace internal {
 
 ReduceFn GetReduceFnForIsa(DataType dtype, RedOp op, ReduceIsa isa) {
-  if (!Valid(dtype) || static_cast<unsigned>(op) >= static_cast<unsigned>(kNumRedOps) ||
-      !CpuHas(isa))
-    return nullptr;
-  const int t = static_cast<int>(dtype), o = static_cast<int>(op);
-#if WEFT_HAVE_X86V3
-  if (isa == ReduceIsa::kX86V3) return kX86V3Table[t][o];
-#endif
-  return kGenericTable[t][o];
+  const IsaTables tables = TablesOf(isa);
+  if (!Valid(dtype, op) || tables.reduce == nullptr || !CpuRuns(isa)) return nullptr;
+  return (*tables.reduce)[static_cast<int>(dtype)][static_cast<int>(op)];
 }
+
+bool IsaBuilt(ReduceIsa isa) { return TablesOf(isa).reduce != nullptr; }
 
 ReduceIntoFn GetReduceIntoFnForIsa(DataType dtype, RedOp op, ReduceIsa isa) {
-  if (!Valid(dtype) || static_cast<unsigned>(op) >= static_cast<unsigned>(kNumRedOps) ||
-      !CpuHas(isa))
-    return nullptr;
-  const int t = static_cast<int>(dtype), o = static_cast<int>(op);
-#if WEFT_HAVE_X86V3
-  if (isa == ReduceIsa::kX86V3) return kX86V3IntoTable[t][o];
-#endif
-  return kGenericIntoTable[t][o];
+  const IsaTables tables = TablesOf(isa);
+  if (!Valid(dtype, op) || tables.reduce_into == nullptr || !CpuRuns(isa)) return nullptr;
+  return (*tables.reduce_into)[static_cast<int>(dtype)][static_cast<int>(op)];
 }
-
-const char* ReduceIsaName(ReduceIsa isa) {
-  return isa == ReduceIsa::kX86V3 ? "x86-64-v3" : "generic";
-}
-
-ReduceIsa SelectedReduceIsa() { return BestIsa(); }
 
 }  // namespace internal
 
+// The variant is chosen once per process (internal::SelectedReduceIsa caches it).
 ReduceFn GetReduceFn(DataType dtype, RedOp op) {
-  return internal::GetReduceFnForIsa(dtype, op, BestIsa());
+  return internal::GetReduceFnForIsa(dtype, op, internal::SelectedReduceIsa());
 }
 
 ReduceIntoFn GetReduceIntoFn(DataType dtype, RedOp op) {
-  return internal::GetReduceIntoFnForIsa(dtype, op, BestIsa());
+  return internal::GetReduceIntoFnForIsa(dtype, op, internal::SelectedReduceIsa());
 }
 
 void DivideInPlace(void* buf, size_t count, DataType dtype, int divisor) {
   // divisor is a rank count; anything below 1 is a caller bug, and doing nothing is
   // safer than dividing by zero or overflowing INT_MIN / -1.
-  if (!Valid(dtype) || divisor <= 1) return;
+  if (!Valid(dtype, RedOp::kSum) || divisor <= 1) return;
   kDivideTable[static_cast<int>(dtype)](buf, count, divisor);
 }
 

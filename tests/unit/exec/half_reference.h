@@ -38,14 +38,22 @@ inline uint16_t RefFloatToBf16(float x) {
 
 inline float RefBf16ToFloat(uint16_t h) { return FromBits(static_cast<uint32_t>(h) << 16); }
 
+// The compiler's own half type: _Float16 (x86-64 GCC 12), or on aarch64, where GCC
+// before 13 has no _Float16 in C++, __fp16 (IEEE format, converted by scalar FCVT).
+#if defined(__aarch64__)
+using RefHalf = __fp16;
+#else
+using RefHalf = _Float16;
+#endif
+
 inline float RefFp16ToFloat(uint16_t h) {
-  _Float16 v;
+  RefHalf v;
   std::memcpy(&v, &h, 2);
   return static_cast<float>(v);
 }
 
 inline uint16_t RefFloatToFp16(float f) {
-  const _Float16 v = static_cast<_Float16>(f);
+  const RefHalf v = static_cast<RefHalf>(f);
   uint16_t h;
   std::memcpy(&h, &v, 2);
   return h;

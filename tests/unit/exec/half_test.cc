@@ -1,7 +1,9 @@
 #include "core/half.h"
 
 #include <gtest/gtest.h>
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <cmath>
 #include <cstdint>
@@ -83,6 +85,7 @@ TEST(HalfTest, Fp16Boundaries) {
   EXPECT_EQ(Fp16ToFloat(0x3555), FromBits(0x3eaaa000));
 }
 
+#if defined(__x86_64__)
 // The F16C instructions, when this CPU has them, agree with the portable code: the
 // header uses them whenever the build targets F16C.
 __attribute__((target("f16c"))) float HwFp16ToFloat(uint16_t h) { return _cvtsh_ss(h); }
@@ -101,6 +104,8 @@ TEST(HalfTest, PortableMatchesF16cInstructions) {
     ASSERT_EQ(FloatToFp16Portable(f), HwFloatToFp16(f)) << std::hex << bits;
   }
 }
+
+#endif  // __x86_64__
 
 TEST(HalfTest, FloatToBf16MatchesReferenceRounding) {
   for (uint32_t bits : RoundingProbes(16)) {

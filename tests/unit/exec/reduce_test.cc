@@ -131,6 +131,14 @@ constexpr size_t kCounts[] = {0, 1, 7, 1000003};
 
 using internal::ReduceIsa;
 
+// The variants built for this architecture; those this CPU cannot run are skipped.
+std::vector<ReduceIsa> BuiltIsas() {
+  std::vector<ReduceIsa> built;
+  for (ReduceIsa isa : internal::kAllReduceIsas)
+    if (internal::IsaBuilt(isa)) built.push_back(isa);
+  return built;
+}
+
 class ReduceAllTest : public ::testing::TestWithParam<std::tuple<int, int, ReduceIsa>> {
  protected:
   ReduceFn Kernel() const {
@@ -232,7 +240,7 @@ TEST_P(ReduceAllTest, ReduceIntoMatchesScalarReference) {
 INSTANTIATE_TEST_SUITE_P(
     AllTypesAllOps, ReduceAllTest,
     ::testing::Combine(::testing::Range(0, kNumDataTypes), ::testing::Range(0, kNumRedOps),
-                       ::testing::Values(ReduceIsa::kGeneric, ReduceIsa::kX86V3)),
+                       ::testing::ValuesIn(BuiltIsas())),
     [](const auto& info) {
       std::string isa = internal::ReduceIsaName(std::get<2>(info.param));
       for (char& c : isa)
@@ -260,6 +268,19 @@ TEST(StreamingCopyTest, EveryAlignmentAndLength) {
       }
     }
   }
+}
+
+// The selected variant is the last of kAllReduceIsas (the widest) that is built here and
+// that this CPU runs: on aarch64 NEON, with BFCVTN where the CPU has FEAT_BF16.
+TEST(ReduceTest, SelectsTheWidestVariantThisCpuRuns) {
+  ReduceIsa want = ReduceIsa::kGeneric;
+  for (ReduceIsa isa : internal::kAllReduceIsas)
+    if (internal::IsaBuilt(isa) && internal::CpuRuns(isa)) want = isa;
+  EXPECT_EQ(internal::SelectedReduceIsa(), want)
+      << "selected " << internal::ReduceIsaName(internal::SelectedReduceIsa());
+#if defined(__aarch64__)
+  EXPECT_NE(internal::SelectedReduceIsa(), ReduceIsa::kGeneric) << "NEON not selected";
+#endif
 }
 
 TEST(ReduceTest, GetReduceFnUsesTheSelectedVariant) {
