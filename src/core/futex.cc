@@ -7,7 +7,10 @@
 
 #include <cerrno>
 #include <algorithm>
+#include <chrono>
 #include <climits>
+
+#include "core/deadline.h"
 
 namespace weft {
 namespace {
@@ -62,17 +65,52 @@ bool WaitWorked(long ret) {
   return ret >= 0 || errno == EAGAIN || errno == ETIMEDOUT || errno == EINTR;
 }
 
+// Without futex_waitv (Linux < 5.16, such as Amazon Linux 2's 5.10 on many Graviton
+// hosts, or qemu-user, which does not emulate it): sleep on the first word in slices of
+// kFallbackSliceUs, and look at the others before each slice, so a change to any word
+// is seen within a slice instead of only at the timeout. False if the futex call itself
+// is unusable here.
+constexpr int64_t kFallbackSliceUs = 1000;
+
 }  // namespace
+
+namespace futex_internal {
+
+bool WaitFirstWatchingOthers(const std::vector<FutexWait>& waits, int64_t timeout_us) {
+  const Deadline deadline = Deadline::After(std::chrono::microseconds(timeout_us));
+  for (;;) {
+    // Relaxed: a hint to stop sleeping; the caller re-checks its condition with its own
+    // ordering (acquire) after this returns.
+    for (size_t i = 1; i < waits.size(); ++i)
+      if (waits[i].word->load(std::memory_order_relaxed) != waits[i].expected) return true;
+    const int64_t left_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                deadline.at() - Deadline::Clock::now())
+                                .count();
+    if (left_us <= 0) return true;
+    const long ret =
+        WaitOne(waits.front().word, waits.front().expected, std::min(left_us, kFallbackSliceUs));
+    if (ret >= 0 || errno == EAGAIN || errno == EINTR) return true;  // woken or changed
+    if (errno != ETIMEDOUT) return false;
+  }
+}
+
+}  // namespace futex_internal
 
 void FutexWaitAny(const std::vector<FutexWait>& waits, int64_t timeout_us) {
   if (waits.empty() || timeout_us <= 0) return;
+  bool worked = false;
+  if (waits.size() == 1) {
+    worked = WaitWorked(WaitOne(waits.front().word, waits.front().expected, timeout_us));
+  } else {
 #if defined(SYS_futex_waitv)
-  if (waits.size() > 1 && !waitv_missing.load(std::memory_order_relaxed)) {
-    if (WaitWorked(WaitMany(waits, timeout_us))) return;
-    waitv_missing.store(true, std::memory_order_relaxed);
-  }
+    if (!waitv_missing.load(std::memory_order_relaxed)) {
+      if (WaitWorked(WaitMany(waits, timeout_us))) return;
+      waitv_missing.store(true, std::memory_order_relaxed);
+    }
 #endif
-  if (WaitWorked(WaitOne(waits.front().word, waits.front().expected, timeout_us))) return;
+    worked = futex_internal::WaitFirstWatchingOthers(waits, timeout_us);
+  }
+  if (worked) return;
   // No futex at all: a short plain sleep keeps the caller from spinning.
   timespec nap{0, static_cast<long>(std::min<int64_t>(timeout_us, 200)) * 1000};
   nanosleep(&nap, nullptr);

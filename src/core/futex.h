@@ -18,12 +18,19 @@ struct FutexWait {
 // Sleeps until any word differs from its expected value (or is woken by FutexWakeAll),
 // at most `timeout_us` microseconds; returns early, at once, if a word already differs.
 // Spurious wake-ups are allowed: callers re-check their condition. With more than one
-// word this needs futex_waitv (Linux 5.16); where that is missing or filtered (seccomp) it
-// waits on the first word only, bounded by the timeout, so a wake-up may come late but
-// never later than that; with no futex at all it sleeps 200 µs at most.
+// word this uses futex_waitv (Linux 5.16); where that is missing or filtered (seccomp) it
+// sleeps on the first word in 1 ms slices and looks at the others between them, so a
+// change to another word is seen within 1 ms; with no futex at all it sleeps 200 µs at
+// most.
 void FutexWaitAny(const std::vector<FutexWait>& waits, int64_t timeout_us);
 
 // Wakes every process sleeping on `word` (the caller changes the word first).
 void FutexWakeAll(std::atomic<uint32_t>* word);
+
+namespace futex_internal {
+// FutexWaitAny's path for kernels without futex_waitv, callable where the kernel has it
+// (tests). False if the futex call itself is unusable.
+bool WaitFirstWatchingOthers(const std::vector<FutexWait>& waits, int64_t timeout_us);
+}  // namespace futex_internal
 
 }  // namespace weft
