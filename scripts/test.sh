@@ -10,6 +10,11 @@ ctest --test-dir "$B" --output-on-failure -j"$(nproc)" --timeout 900 "$@"
 echo "test.sh: C++ suite finished in $(( $(date +%s) - start )) s"
 # Clang's thread-safety analysis of every lock (scripts/thread-safety.sh; about 2 min).
 bash scripts/thread-safety.sh
+# aarch64: a cross build and the chosen tests under qemu-user (scripts/cross-aarch64.sh,
+# docs/ARM.md; about 10 min on 2 cores).
+if [ "${WEFT_SKIP_AARCH64:-0}" != 1 ]; then
+  bash scripts/cross-aarch64.sh
+fi
 # ASan+UBSan and TSan builds running the unit, fuzz and failure-path multi-process tests
 # (scripts/sanitize.sh; each build takes several minutes on 2 cores).
 if [ "${WEFT_SKIP_SANITIZERS:-0}" != 1 ]; then

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/deadline.h"
+#include "core/env.h"
 #include "test_util.h"
 #include "transport/shm/ring.h"
 #include "transport/shm/segment.h"
@@ -66,10 +67,12 @@ void FillPayload(const MsgHeader& h, std::vector<uint8_t>* out) {
   }
 }
 
+// 0 (a test that checks nothing) and anything but a number are refused, not defaulted.
 uint64_t ItersFromEnv() {
-  const char* v = std::getenv("WEFT_RING_STRESS_ITERS");
-  if (v == nullptr || *v == '\0') return kDefaultIters;
-  return std::strtoull(v, nullptr, 10);
+  auto v = GetEnvInt("WEFT_RING_STRESS_ITERS", static_cast<long long>(kDefaultIters));
+  EXPECT_TRUE(v.ok() && *v > 0) << "WEFT_RING_STRESS_ITERS: "
+                                << (v.ok() ? "must be > 0" : v.status().ToString());
+  return v.ok() && *v > 0 ? static_cast<uint64_t>(*v) : 0;
 }
 
 // Sizes from empty to three rings: tiny and whole-slot messages, streamed ones that wrap
@@ -206,6 +209,7 @@ void Consume(Ring ring, uint64_t iters, Outcome& o) {
 
 TEST(ShmRingStressTest, TwoThreadsRandomSizesEveryByteChecked) {
   const uint64_t iters = ItersFromEnv();
+  ASSERT_GT(iters, 0u);
   const uint64_t comm = UniqueCommId();
   auto seg0 = Segment::Create(comm, 0, 1, kRingBytes);
   ASSERT_TRUE(seg0.ok()) << seg0.status().ToString();
