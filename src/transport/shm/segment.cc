@@ -22,6 +22,11 @@
 namespace weft::transport::shm {
 namespace {
 
+// SideInfo::attached: 0 free, then kClaimed (by one compare-and-swap) while the opener
+// fills its fields, then kAttached once they are published.
+constexpr uint32_t kClaimed = 2;
+constexpr uint32_t kAttached = 1;
+
 constexpr size_t kPage = 4096;
 
 size_t DataOffset() { return (sizeof(SegmentHeader) + kPage - 1) / kPage * kPage; }
@@ -255,7 +260,7 @@ Result<std::unique_ptr<Segment>> Segment::Create(uint64_t comm_id, int self, int
   h->side[0].pid.store(getpid());
   h->side[0].pid_ns = PidNamespace();
   h->side[0].probe_addr = CmaProbeAddress();
-  h->side[0].attached.store(1);
+  h->side[0].attached.store(kAttached);
   // Release: pairs with the acquire in Open/RemoveIfStale; publishes the header above.
   h->magic.store(kSegmentMagic, std::memory_order_release);
   return std::unique_ptr<Segment>(new Segment(std::move(name), 0, base, total));
@@ -290,7 +295,10 @@ Result<std::unique_ptr<Segment>> Segment::Open(uint64_t comm_id, int self, int p
         // Left by a crashed earlier run; the live creator will replace it.
         waiting_for = fmt::format("rank {} to replace a stale segment (creator pid {} is dead)",
                                   peer, h->side[0].pid.load());
-      } else if (h->side[1].attached.load(std::memory_order_acquire) != 0) {
+      } else if (uint32_t free_side = 0; !h->side[1].attached.compare_exchange_strong(
+                     free_side, kClaimed, std::memory_order_acq_rel)) {
+        // Claimed by one compare-and-swap, so of two processes that both say they are
+        // rank `self` only one attaches; the other waits here and then times out.
         waiting_for =
             fmt::format("a segment already attached by pid {} (two processes claim rank {}?)",
                         h->side[1].pid.load(), self);
@@ -299,7 +307,7 @@ Result<std::unique_ptr<Segment>> Segment::Open(uint64_t comm_id, int self, int p
         h->side[1].pid_ns = PidNamespace();
         h->side[1].probe_addr = CmaProbeAddress();
         // Release: pairs with the acquire in WaitPeerAttached; publishes the three above.
-        h->side[1].attached.store(1, std::memory_order_release);
+        h->side[1].attached.store(kAttached, std::memory_order_release);
         // Both sides are mapped now, so the name is no longer needed. The creator unlinks
         // too (whichever is first wins); doing it here as well means nothing leaks if the
         // creator dies before its unlink.
@@ -320,7 +328,7 @@ Result<std::unique_ptr<Segment>> Segment::Open(uint64_t comm_id, int self, int p
 Status Segment::WaitPeerAttached(const Deadline& deadline) {
   Backoff backoff;
   // Acquire: pairs with the release in Open (the opener's pid, pid_ns, probe_addr).
-  while (header_->side[1].attached.load(std::memory_order_acquire) == 0) {
+  while (header_->side[1].attached.load(std::memory_order_acquire) != kAttached) {
     if (deadline.expired()) {
       return DeadlineExceeded(
           fmt::format("rank {}: timed out waiting for rank {} to attach shared memory segment {}",

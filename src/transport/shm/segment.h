@@ -32,7 +32,9 @@ struct SideInfo {
   // (creator), both stored with release and loaded with acquire by the peer.
   alignas(64) std::atomic<int32_t> pid{0};
   uint64_t pid_ns = 0;                // inode of /proc/self/ns/pid (0: unknown)
-  std::atomic<uint32_t> attached{0};  // set once the side has mapped the segment
+  // 0 free; claimed (segment.cc) while the opener fills pid, pid_ns and probe_addr; 1 once
+  // the side has mapped the segment and those are published.
+  std::atomic<uint32_t> attached{0};
   // Release (Segment::~Segment, MarkClosed) / acquire (ShmLink::PeerClosedError,
   // CheckPeer): publishes abort_text and every ring byte the side wrote before.
   std::atomic<uint32_t> closed{0};  // set when the side's link is destroyed

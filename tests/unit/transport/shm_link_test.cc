@@ -72,6 +72,33 @@ TEST(ShmSegmentTest, NameIsGoneOnceBothAttached) {
   EXPECT_FALSE(NameExists(Segment::Name(comm, 0, 1)));
 }
 
+// Two openers that both claim to be rank 1 (a launcher bug, or a stale process): side 1
+// is claimed by one compare-and-swap, so exactly one attaches and the other times out,
+// however close together they come (several rounds, started by one release).
+TEST(ShmSegmentTest, OnlyOneOfTwoRacingOpenersAttaches) {
+  for (int round = 0; round < 20; ++round) {
+    const uint64_t comm = UniqueCommId();
+    auto seg0 = Segment::Create(comm, 0, 1, 4096);
+    ASSERT_TRUE(seg0.ok()) << seg0.status().ToString();
+    std::atomic<bool> go{false};
+    Result<std::unique_ptr<Segment>> got[2] = {Unavailable("not run"), Unavailable("not run")};
+    std::thread openers[2];
+    for (int i = 0; i < 2; ++i) {
+      openers[i] = std::thread([&, i] {
+        while (!go.load()) {
+        }
+        got[i] = Segment::Open(comm, 1, 0, Deadline::AfterSeconds(0.3));
+      });
+    }
+    go = true;
+    for (auto& t : openers) t.join();
+    ASSERT_NE(got[0].ok(), got[1].ok()) << "round " << round << ": " << got[0].status().ToString()
+                                        << " / " << got[1].status().ToString();
+    const Status& lost = got[0].ok() ? got[1].status() : got[0].status();
+    EXPECT_EQ(lost.code(), Code::kDeadlineExceeded) << lost.ToString();
+  }
+}
+
 TEST(ShmSegmentTest, OpenTimesOutNamingThePeer) {
   Result<std::unique_ptr<Segment>> s =
       Segment::Open(UniqueCommId(), 3, 1, Deadline::AfterSeconds(0.05));
