@@ -122,7 +122,8 @@ template <typename T, typename Op>
 
 // --- float16 and bfloat16 blocks ---------------------------------------------------------
 // Eight elements per step; the tail uses core/half.h's portable conversions, which give
-// the same bits (tests/unit/exec/half_test.cc).
+// the same bits (tests/unit/exec/half_test.cc). bfloat16 has only BFCVTN here: its
+// widening (a shift) and its integer rounding are loops GCC vectorises well on its own.
 
 inline void WidenFp16(const uint16_t* s, float* d, size_t n) {
   size_t i = 0;
@@ -141,39 +142,6 @@ inline void NarrowFp16(const float* s, uint16_t* d, size_t n) {
     vst1q_u16(d + i, vreinterpretq_u16_f16(h));
   }
   for (; i < n; ++i) d[i] = FloatToFp16(s[i]);
-}
-
-// bfloat16 is float's top half: widening is a 16-bit shift, exact for every pattern.
-inline void WidenBf16(const uint16_t* s, float* d, size_t n) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const uint16x8_t h = vld1q_u16(s + i);
-    vst1q_f32(d + i, vreinterpretq_f32_u32(vshll_n_u16(vget_low_u16(h), 16)));
-    vst1q_f32(d + i + 4, vreinterpretq_f32_u32(vshll_high_n_u16(h, 16)));
-  }
-  for (; i < n; ++i) d[i] = Bf16ToFloat(s[i]);
-}
-
-// Without FEAT_BF16: round to nearest-even in integer lanes (add 0x7fff plus the kept
-// part's lowest bit, keep the top half), and a NaN keeps its top half with the quiet
-// bit set instead, so that rounding cannot carry it into infinity.
-inline uint16x4_t NarrowBf16Lanes(float32x4_t f) {
-  const uint32x4_t u = vreinterpretq_u32_f32(f);
-  const uint32x4_t lsb = vandq_u32(vshrq_n_u32(u, 16), vdupq_n_u32(1));
-  const uint16x4_t rounded = vshrn_n_u32(vaddq_u32(u, vaddq_u32(lsb, vdupq_n_u32(0x7fff))), 16);
-  const uint32x4_t is_nan = vcgtq_u32(vandq_u32(u, vdupq_n_u32(0x7fffffff)),
-                                      vdupq_n_u32(0x7f800000));
-  const uint16x4_t quiet = vorr_u16(vshrn_n_u32(u, 16), vdup_n_u16(0x40));
-  return vbsl_u16(vmovn_u32(is_nan), quiet, rounded);
-}
-
-inline void NarrowBf16(const float* s, uint16_t* d, size_t n) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    vst1q_u16(d + i, vcombine_u16(NarrowBf16Lanes(vld1q_f32(s + i)),
-                                  NarrowBf16Lanes(vld1q_f32(s + i + 4))));
-  }
-  for (; i < n; ++i) d[i] = FloatToBf16(s[i]);
 }
 
 // With FEAT_BF16 (Graviton3 and later, Grace): BFCVTN, four lanes per instruction.

@@ -67,14 +67,6 @@ TEST(HalfNeonTest, NarrowFp16MatchesPortable) {
   ExpectNarrowMatches(exec::neon::NarrowFp16, FloatToFp16Portable, 13);
 }
 
-TEST(HalfNeonTest, WidenBf16MatchesPortable) {
-  ExpectWidenMatches(exec::neon::WidenBf16, Bf16ToFloat);
-}
-
-TEST(HalfNeonTest, NarrowBf16MatchesPortable) {
-  ExpectNarrowMatches(exec::neon::NarrowBf16, FloatToBf16, 16);
-}
-
 TEST(HalfNeonTest, NarrowBf16BfcvtMatchesPortable) {
   if ((getauxval(AT_HWCAP2) & HWCAP2_BF16) == 0) GTEST_SKIP() << "no FEAT_BF16 on this CPU";
   ExpectNarrowMatches(exec::neon::NarrowBf16Bfcvt, FloatToBf16, 16);
