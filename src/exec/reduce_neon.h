@@ -90,21 +90,6 @@ template <RedOp kOp, typename V>
 // of the same lanes, so dst may equal a source; partial overlap is excluded by the
 // ReduceFn contract.
 
-// d[i] = op(d[i], s[i]).
-template <typename T, typename Op>
-[[gnu::always_inline]] inline void Reduce(T* d, const T* s, size_t n) {
-  constexpr size_t kLanes = 16 / sizeof(T);
-  size_t i = 0;
-  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
-    const auto r0 = VApply<Op::kOp>(VLoad(d + i), VLoad(s + i));
-    const auto r1 = VApply<Op::kOp>(VLoad(d + i + kLanes), VLoad(s + i + kLanes));
-    VStore(d + i, r0);
-    VStore(d + i + kLanes, r1);
-  }
-  for (; i + kLanes <= n; i += kLanes) VStore(d + i, VApply<Op::kOp>(VLoad(d + i), VLoad(s + i)));
-  for (; i < n; ++i) d[i] = Op::Apply(d[i], s[i]);
-}
-
 // d[i] = op(x[i], y[i]); d may be x.
 template <typename T, typename Op>
 [[gnu::always_inline]] inline void ReduceInto(T* d, const T* x, const T* y, size_t n) {
@@ -118,6 +103,12 @@ template <typename T, typename Op>
   }
   for (; i + kLanes <= n; i += kLanes) VStore(d + i, VApply<Op::kOp>(VLoad(x + i), VLoad(y + i)));
   for (; i < n; ++i) d[i] = Op::Apply(x[i], y[i]);
+}
+
+// d[i] = op(d[i], s[i]).
+template <typename T, typename Op>
+[[gnu::always_inline]] inline void Reduce(T* d, const T* s, size_t n) {
+  ReduceInto<T, Op>(d, d, s, n);
 }
 
 // --- float16 and bfloat16 blocks ---------------------------------------------------------
