@@ -270,16 +270,20 @@ template <typename E, typename Op, typename Isa>
 
 // The loops, instantiated once per instruction set; the tables below take
 // &Kernels::Reduce<E, Op> and &Kernels::ReduceInto<E, Op> for every (element, op).
-struct GenericKernels {
+// Variants that need no target attribute (the build's baseline covers them): generic,
+// and NEON, which every aarch64 build targets.
+template <typename Isa>
+struct BaselineKernels {
   template <typename E, typename Op>
   static void Reduce(void* dst, const void* src, size_t count) {
-    ReduceLoop<E, Op, IsaGeneric>(dst, src, count);
+    ReduceLoop<E, Op, Isa>(dst, src, count);
   }
   template <typename E, typename Op>
   static void ReduceInto(void* dst, const void* a, const void* b, size_t count) {
-    ReduceIntoLoop<E, Op, IsaGeneric>(dst, a, b, count);
+    ReduceIntoLoop<E, Op, Isa>(dst, a, b, count);
   }
 };
+using GenericKernels = BaselineKernels<IsaGeneric>;
 
 #if WEFT_HAVE_X86V3
 struct X86V3Kernels {
@@ -296,16 +300,7 @@ struct X86V3Kernels {
 #endif
 
 #if WEFT_HAVE_NEON
-struct ArmNeonKernels {
-  template <typename E, typename Op>
-  static void Reduce(void* dst, const void* src, size_t count) {
-    ReduceLoop<E, Op, IsaArmNeon>(dst, src, count);
-  }
-  template <typename E, typename Op>
-  static void ReduceInto(void* dst, const void* a, const void* b, size_t count) {
-    ReduceIntoLoop<E, Op, IsaArmNeon>(dst, a, b, count);
-  }
-};
+using ArmNeonKernels = BaselineKernels<IsaArmNeon>;
 
 struct ArmNeonBf16Kernels {
   template <typename E, typename Op>
@@ -418,9 +413,19 @@ IsaTables TablesOf(internal::ReduceIsa isa) {
   }
 }
 
+bool ValidType(DataType dtype) {
+  return static_cast<unsigned>(dtype) < static_cast<unsigned>(kNumDataTypes);
+}
+
 bool Valid(DataType dtype, RedOp op) {
-  return static_cast<unsigned>(dtype) < static_cast<unsigned>(kNumDataTypes) &&
-         static_cast<unsigned>(op) < static_cast<unsigned>(kNumRedOps);
+  return ValidType(dtype) && static_cast<unsigned>(op) < static_cast<unsigned>(kNumRedOps);
+}
+
+// The selected variant's tables, looked up once per process: GetReduceFn runs on every
+// reducing step, and that variant is runnable by construction.
+IsaTables SelectedTables() {
+  static const IsaTables tables = TablesOf(internal::SelectedReduceIsa());
+  return tables;
 }
 
 }  // namespace
@@ -443,19 +448,20 @@ ReduceIntoFn GetReduceIntoFnForIsa(DataType dtype, RedOp op, ReduceIsa isa) {
 
 }  // namespace internal
 
-// The variant is chosen once per process (internal::SelectedReduceIsa caches it).
 ReduceFn GetReduceFn(DataType dtype, RedOp op) {
-  return internal::GetReduceFnForIsa(dtype, op, internal::SelectedReduceIsa());
+  if (!Valid(dtype, op)) return nullptr;
+  return (*SelectedTables().reduce)[static_cast<int>(dtype)][static_cast<int>(op)];
 }
 
 ReduceIntoFn GetReduceIntoFn(DataType dtype, RedOp op) {
-  return internal::GetReduceIntoFnForIsa(dtype, op, internal::SelectedReduceIsa());
+  if (!Valid(dtype, op)) return nullptr;
+  return (*SelectedTables().reduce_into)[static_cast<int>(dtype)][static_cast<int>(op)];
 }
 
 void DivideInPlace(void* buf, size_t count, DataType dtype, int divisor) {
   // divisor is a rank count; anything below 1 is a caller bug, and doing nothing is
   // safer than dividing by zero or overflowing INT_MIN / -1.
-  if (!Valid(dtype, RedOp::kSum) || divisor <= 1) return;
+  if (!ValidType(dtype) || divisor <= 1) return;
   kDivideTable[static_cast<int>(dtype)](buf, count, divisor);
 }
 
