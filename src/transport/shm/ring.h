@@ -220,8 +220,10 @@ class Ring {
     const uint64_t head = ctl_->head.load(std::memory_order_relaxed);  // own counter
     const uint64_t slot = AlignUp(head);
     const uint64_t end = slot + kStampBytes + na + nb;
-    if (Free(head, end - head) < end - head) return false;
-    if (stream == 0 && !ClearNextStamp(head, end)) return false;
+    // With no payload to follow, the space checked reaches the next slot's stamp word.
+    const uint64_t need = (stream == 0 ? AlignUp(end) + kStampBytes : end) - head;
+    if (Free(head, need) < need) return false;
+    if (stream == 0) ClearStamp(AlignUp(end));
     stream_end_ = stream == 0 ? kNoStream : end + stream;
     CopyIn(slot + kStampBytes, a, na);
     CopyIn(slot + kStampBytes + na, b, nb);
