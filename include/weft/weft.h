@@ -40,7 +40,7 @@ typedef enum {
   weftInvalidUsage = 2,    /* ranks disagree: mismatched collectives, sizes, roots */
   weftSystemError = 3,     /* a system call failed */
   weftInternalError = 4,   /* a bug in weft */
-  weftTimeout = 5,         /* a wait exceeded WEFT_TIMEOUT */
+  weftTimeout = 5,         /* a wait exceeded the timeout (WEFT_TIMEOUT, weftCommSetTimeout) */
   weftRemoteError = 6,     /* a peer or the store is gone or sent garbage */
   weftAborted = 7,         /* the communicator was aborted or failed earlier */
   weftInProgress = 8,      /* weftTest: not complete yet */
@@ -93,11 +93,43 @@ WEFT_API weftResult_t weftGetVersion(int* version);
 WEFT_API weftResult_t weftGetUniqueId(weftUniqueId* uniqueId);
 WEFT_API weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, weftUniqueId commId,
                                        int rank);
+
+/* Options for weftCommInitRankConfig, in the shape of NCCL's ncclConfig_t. Always start
+ * from WEFT_CONFIG_INITIALIZER, then set the fields wanted: `size`, `magic` and `version`
+ * let the library check that the caller was compiled against a layout it knows.
+ *   timeout_ms: bounds every wait of this communicator (init included) as WEFT_TIMEOUT
+ *     does, in milliseconds; 0 (the initializer's): WEFT_TIMEOUT, else its default of
+ *     300 s. A value set here wins over WEFT_TIMEOUT. weftCommSetTimeout changes it later.
+ *   blocking: 1 (the initializer's). Non-blocking communicators (0 in NCCL: calls that
+ *     return weftInProgress) are not supported and are refused.
+ *   name: a label for this communicator, shown in its log lines, its error messages and
+ *     its flight-recorder dumps; NULL or "" for none. Copied at init; at most
+ *     WEFT_COMM_NAME_MAX - 1 bytes.
+ * Errors (weftInvalidArgument, with the field and value in weftGetLastError(NULL)): a
+ * size or magic that is not this struct's, a newer version than the library's, a
+ * negative timeout_ms, blocking other than 1, a name too long. */
+#define WEFT_CONFIG_MAGIC 0x77656674u /* "weft" */
+#define WEFT_COMM_NAME_MAX 128
+typedef struct {
+  size_t size;          /* sizeof(weftConfig_t) */
+  unsigned int magic;   /* WEFT_CONFIG_MAGIC */
+  unsigned int version; /* WEFT_VERSION_CODE of the header compiled against */
+  int64_t timeout_ms;
+  int blocking;
+  const char* name;
+} weftConfig_t;
+#define WEFT_CONFIG_INITIALIZER \
+  { sizeof(weftConfig_t), WEFT_CONFIG_MAGIC, WEFT_VERSION_CODE, 0, 1, NULL }
+
+/* weftCommInitRank with options; config NULL: the defaults (as WEFT_CONFIG_INITIALIZER).
+ * The config is read during the call only. */
+WEFT_API weftResult_t weftCommInitRankConfig(weftComm_t* comm, int nranks, weftUniqueId commId,
+                                             int rank, const weftConfig_t* config);
 /* Rank, size and rendezvous from the launcher's environment: weftrun, torchrun, Slurm,
  * Open MPI (see docs/CONFIGURATION.md). */
 WEFT_API weftResult_t weftCommInitFromEnv(weftComm_t* comm);
 /* Collective over `comm`: ranks with the same color form a new communicator, ordered
- * by (key, old rank). */
+ * by (key, old rank). It starts with `comm`'s current timeout and no name. */
 WEFT_API weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newcomm);
 /* A new communicator of the ranks of `comm` that remain, numbered in their old order
  * (NCCL 2.19's ncclCommShrink, without the config). Works on a healthy communicator and,
@@ -113,7 +145,8 @@ WEFT_API weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftCom
  * excluded; weftInvalidUsage on a rank that is excluded (listed, or left out by the
  * agreement); weftRemoteError / weftTimeout when the store is gone (the process hosting
  * it died) or a survivor does not connect. Bounded by 2 x WEFT_TIMEOUT. `comm` is left
- * as it was (still usable if it was healthy). docs/RELIABILITY.md has the details. */
+ * as it was (still usable if it was healthy). The new communicator keeps `comm`'s name and
+ * current timeout. docs/RELIABILITY.md has the details. */
 #define WEFT_SHRINK_DEFAULT 0x00
 #define WEFT_SHRINK_ABORT 0x01
 WEFT_API weftResult_t weftCommShrink(weftComm_t comm, const int* excludeRanks, int nExclude,
@@ -125,6 +158,16 @@ WEFT_API weftResult_t weftCommDestroy(weftComm_t comm);
  * with an error naming this rank. Requests of `comm` must still be completed with
  * weftWait or weftTest (their error text is also in weftGetLastError(NULL)). */
 WEFT_API weftResult_t weftCommAbort(weftComm_t comm);
+/* The timeout of the calls issued on `comm` from now on, in milliseconds (> 0): each call
+ * takes the value in effect when it is issued, so calls already issued or queued keep
+ * theirs. Every wait of the call (blocking, weftWait, the stream calls' host side) is
+ * bounded by it, counted from when the call starts running, as WEFT_TIMEOUT. Callable
+ * from any thread (it does not wait for calls in flight). weftCommShrink's store
+ * agreement stays bounded by WEFT_TIMEOUT. Errors: weftInvalidArgument for 0. */
+WEFT_API weftResult_t weftCommSetTimeout(weftComm_t comm, uint64_t timeout_ms);
+/* The timeout weftCommSetTimeout set last, else the one from init (config or
+ * WEFT_TIMEOUT), in milliseconds. */
+WEFT_API weftResult_t weftCommGetTimeout(const weftComm_t comm, uint64_t* timeout_ms);
 WEFT_API weftResult_t weftCommCount(const weftComm_t comm, int* count);
 WEFT_API weftResult_t weftCommUserRank(const weftComm_t comm, int* rank);
 /* The name of the algorithm this rank ran for its most recently started collective on
@@ -212,7 +255,7 @@ WEFT_API weftResult_t weftISend(const void* sendbuff, size_t count, weftDataType
 WEFT_API weftResult_t weftIRecv(void* recvbuff, size_t count, weftDataType_t datatype, int peer,
                                 weftComm_t comm, weftRequest_t* request);
 
-/* Blocks until the request completes (bounded by WEFT_TIMEOUT), frees it, and returns
+/* Blocks until the request completes (bounded by the call's timeout), frees it, and returns
  * the operation's result. */
 WEFT_API weftResult_t weftWait(weftRequest_t request);
 /* *done = 1 and the request is freed (returning the operation's result) when complete;

@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "comm/communicator.h"
 #include "comm/init.h"
 #include "comm/registry.h"
@@ -138,7 +140,7 @@ const char* weftGetErrorString(weftResult_t result) {
     case weftInvalidUsage: return "invalid usage (ranks disagree on the call)";
     case weftSystemError: return "system error";
     case weftInternalError: return "internal error";
-    case weftTimeout: return "timeout (WEFT_TIMEOUT)";
+    case weftTimeout: return "timeout (a wait exceeded the call's timeout)";
     case weftRemoteError: return "remote error (a peer failed or sent garbage)";
     case weftAborted: return "communicator aborted or failed";
     case weftInProgress: return "operation in progress";
@@ -171,9 +173,19 @@ static weftResult_t Adopt(weftComm_t* out,
 }
 
 weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, weftUniqueId id, int rank) {
+  return weftCommInitRankConfig(comm, nranks, id, rank, nullptr);
+}
+
+weftResult_t weftCommInitRankConfig(weftComm_t* comm, int nranks, weftUniqueId id, int rank,
+                                    const weftConfig_t* config) {
   if (comm == nullptr) return Report(nullptr, weft::InvalidArgument("comm pointer is NULL"));
   *comm = nullptr;
-  return Adopt(comm, weft::comm::InitRank(nranks, id, rank));
+  auto options = weft::comm::OptionsFromConfig(config);
+  if (!options.ok()) {
+    return Report(nullptr, options.status().WithContext(
+                               fmt::format("rank {}: init (weftCommInitRankConfig)", rank)));
+  }
+  return Adopt(comm, weft::comm::InitRank(nranks, id, rank, options.value()));
 }
 
 weftResult_t weftCommInitFromEnv(weftComm_t* comm) {
@@ -277,6 +289,25 @@ weftResult_t weftCommDeregister(const weftComm_t comm, void* handle) {
   uint64_t id = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(handle));
   return Report(comm, comm->impl->registry().Deregister(id).WithContext(
                           "rank " + std::to_string(comm->impl->rank())));
+}
+
+weftResult_t weftCommSetTimeout(weftComm_t comm, uint64_t timeout_ms) {
+  if (comm == nullptr) return NoComm();
+  if (timeout_ms == 0) {
+    return Report(comm, weft::InvalidArgument(fmt::format(
+                            "rank {}: weftCommSetTimeout: timeout_ms is 0; give a positive "
+                            "number of milliseconds", comm->impl->rank())));
+  }
+  comm->impl->SetTimeout(static_cast<double>(timeout_ms) / 1000.0);
+  return weftSuccess;
+}
+
+weftResult_t weftCommGetTimeout(const weftComm_t comm, uint64_t* timeout_ms) {
+  if (comm == nullptr) return NoComm();
+  if (timeout_ms == nullptr) return Report(comm, weft::InvalidArgument("timeout_ms is NULL"));
+  // Rounded: WEFT_TIMEOUT may give fractions of a millisecond.
+  *timeout_ms = static_cast<uint64_t>(comm->impl->timeout_s() * 1000.0 + 0.5);
+  return weftSuccess;
 }
 
 weftResult_t weftCommUserRank(const weftComm_t comm, int* rank) {

@@ -23,6 +23,11 @@ struct Call {
   RedOp op = RedOp::kSum;
   int root = 0;   // rooted collectives
   int peer = -1;  // send / recv
+  // Bounds each wait of the call, counted from when it starts running: the
+  // communicator's timeout when the call was issued (weftCommSetTimeout), stamped by
+  // Communicator::Run, Submit and RunOnStream. 0 (the library's own calls, built with
+  // the functions below): the communicator's timeout when the call runs.
+  double timeout_s = 0;
 };
 
 // The one way to build a call: a collective (`root` and `op` ignored where they mean

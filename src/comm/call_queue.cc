@@ -6,7 +6,7 @@ namespace weft::comm {
 
 CallQueue::CallQueue(int rank, int size, double timeout_s, Mutex* exec_mu, Runner* runner)
     : rank_(rank),
-      timeout_s_(timeout_s),
+      max_timeout_s_(timeout_s),
       exec_mu_(exec_mu),
       runner_(runner),
       send_seq_(size, 0),

@@ -53,7 +53,8 @@ class CallQueue {
     virtual void RunTask(Task task) = 0;
   };
 
-  // `exec_mu`: the execution lock, held while any call runs. `timeout_s`: WEFT_TIMEOUT.
+  // `exec_mu`: the execution lock, held while any call runs. `timeout_s`: the
+  // communicator's timeout at creation (RaiseTimeout raises the bound later).
   CallQueue(int rank, int size, double timeout_s, Mutex* exec_mu, Runner* runner);
   ~CallQueue();  // Shutdown()
 
@@ -90,9 +91,19 @@ class CallQueue {
   void Shutdown() EXCLUDES(mu_);
 
   // The bound for a caller waiting on the worker with `ahead` calls in front of its own:
-  // each is bounded by WEFT_TIMEOUT once it starts, so this is generous but finite.
+  // each is bounded by its timeout once it starts, none longer than the largest ever
+  // set, so this is generous but finite.
   Deadline WaitDeadline(size_t ahead) const {
-    return Deadline::AfterSeconds(timeout_s_ * (1.0 + static_cast<double>(ahead)) + 60);
+    const double most = max_timeout_s_.load(std::memory_order_relaxed);
+    return Deadline::AfterSeconds(most * (1.0 + static_cast<double>(ahead)) + 60);
+  }
+  // A call may now be issued with a timeout of `seconds` (weftCommSetTimeout): the
+  // bound above keeps the largest. Any thread.
+  void RaiseTimeout(double seconds) {
+    double most = max_timeout_s_.load(std::memory_order_relaxed);
+    while (seconds > most &&
+           !max_timeout_s_.compare_exchange_weak(most, seconds, std::memory_order_relaxed)) {
+    }
   }
 
  private:
@@ -101,7 +112,7 @@ class CallQueue {
   void WorkerLoop() EXCLUDES(mu_);
 
   const int rank_;
-  const double timeout_s_;
+  std::atomic<double> max_timeout_s_;  // the largest timeout a call may have
   Mutex* const exec_mu_;
   Runner* const runner_;
 

@@ -11,11 +11,24 @@
 #include "core/status.h"
 #include "sched/cost_model.h"
 #include "transport/mesh.h"
+#include "weft/weft.h"
 
 namespace weft::comm {
 
+// What the program asked of a communicator at init (weftCommInitRankConfig's config),
+// checked: each field set here wins over the environment's.
+struct CommOptions {
+  double timeout_s = 0;  // 0: WEFT_TIMEOUT's
+  std::string name;      // "" for none
+};
+
+// Checks weftCommInitRankConfig's `config` (nullptr: the defaults) and copies what it
+// asks. InvalidArgument names the field, its value and what is accepted.
+Result<CommOptions> OptionsFromConfig(const weftConfig_t* config);
+
 struct CommConfig {
-  double timeout_s = 0;                                // WEFT_TIMEOUT
+  double timeout_s = 0;  // CommOptions::timeout_s, else WEFT_TIMEOUT
+  std::string name;      // CommOptions::name
   transport::TransportMode mode = transport::TransportMode::kAuto;  // WEFT_TRANSPORT
   sched::CostModel costs;                              // WEFT_COST_MODEL
   std::vector<std::string> given_costs;  // the keys WEFT_COST_MODEL sets: detection keeps them
@@ -31,7 +44,8 @@ struct CommConfig {
   int local_index = -1;
   int local_size = 0;
 
-  static Result<CommConfig> FromEnv();
+  // The environment's settings, with those `options` sets in their place.
+  static Result<CommConfig> FromEnv(const CommOptions& options = {});
 
   // The bound for a caller waiting on the worker with `ahead` calls in front of its own:
   // each is bounded by WEFT_TIMEOUT once it starts, so this is generous but finite.

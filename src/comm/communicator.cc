@@ -20,7 +20,9 @@ Communicator::Communicator(int rank, int size, uint64_t id, const CommConfig& co
       id_(id),
       config_(config),
       bootstrap_(std::move(bootstrap)),
-      recorder_(std::make_unique<FlightRecorder>(id, rank, size_)),
+      timeout_s_(config.timeout_s),
+      recorder_(std::make_unique<FlightRecorder>(id, rank, size_, config.name)),
+      errors_(config.name),
       mesh_(std::move(mesh)),
       executor_(std::make_unique<exec::Executor>(mesh_.get())),
       p2p_(std::make_unique<exec::P2PEngine>(mesh_.get())),
@@ -40,8 +42,9 @@ Communicator::Communicator(int rank, int size, uint64_t id, const CommConfig& co
 
 Result<std::unique_ptr<Communicator>> Communicator::Create(int rank, int size, uint64_t comm_id,
                                                            const transport::AllGatherFn& allgather,
-                                                           Bootstrap bootstrap) {
-  WEFT_ASSIGN_OR_RETURN(CommConfig config, CommConfig::FromEnv());
+                                                           Bootstrap bootstrap,
+                                                           const CommOptions& given) {
+  WEFT_ASSIGN_OR_RETURN(CommConfig config, CommConfig::FromEnv(given));
   transport::MeshOptions options;
   options.rank = rank;
   options.size = size;
@@ -68,7 +71,9 @@ Result<std::unique_ptr<Communicator>> Communicator::Create(int rank, int size, u
   // rendezvous (so the rank hosting the store may go on).
   WEFT_RETURN_IF_ERROR(comm->Run(MakeBarrier()).WithContext("first barrier after connecting"));
   comm->last_algorithm_.store("", std::memory_order_relaxed);  // the user has run nothing
-  WEFT_INFO("communicator {:016x}: rank {} of {} connected", comm_id, rank, size);
+  WEFT_INFO("communicator {:016x}{}: rank {} of {} connected, timeout {} s", comm_id,
+            config.name.empty() ? "" : fmt::format(" (\"{}\")", config.name), rank, size,
+            config.timeout_s);
   return comm;
 }
 
@@ -78,7 +83,7 @@ DevicePath::Host Communicator::DeviceHost(const std::vector<std::string>& ids) {
   DevicePath::Host host;
   host.rank = rank_;
   host.size = size_;
-  host.timeout_s = config_.timeout_s;
+  host.timeout_s = config_.timeout_s;  // for calls without their own (Call::timeout_s)
   host.single_host = std::all_of(ids.begin(), ids.end(), [&](auto& id) { return id == ids[0]; });
   // These run on the worker, under exec_mu_, inside DeviceCalls::RunCollective.
   host.allgather = [this](const void* mine, size_t bytes, void* all, uint64_t seq) {
@@ -97,7 +102,8 @@ DevicePath::Host Communicator::DeviceHost(const std::vector<std::string>& ids) {
   return host;
 }
 
-Status Communicator::Run(const Call& call) {
+Status Communicator::Run(const Call& issued) {
+  const Call call = Stamped(issued);
   if (calls_.idle() && !aborting_.load(std::memory_order_relaxed) &&
       !DeviceCalls::HasDeviceBuffer(call)) {
     // Nothing queued and the worker idle, and only this thread could change that: run
@@ -120,7 +126,8 @@ Status Communicator::Run(const Call& call) {
   });
 }
 
-Result<std::shared_ptr<Request>> Communicator::Submit(const Call& call) {
+Result<std::shared_ptr<Request>> Communicator::Submit(const Call& issued) {
+  const Call call = Stamped(issued);
   WEFT_RETURN_IF_ERROR(ValidateCall(call, rank_, size_));
   if (DeviceCalls::HasDeviceBuffer(call)) {
     WEFT_ASSIGN_OR_RETURN(std::shared_ptr<Request> request, EnqueueOnStream(call, nullptr));
@@ -131,7 +138,8 @@ Result<std::shared_ptr<Request>> Communicator::Submit(const Call& call) {
   return calls_.Push(call);
 }
 
-Status Communicator::RunOnStream(const Call& call, void* stream) {
+Status Communicator::RunOnStream(const Call& issued, void* stream) {
+  const Call call = Stamped(issued);
   WEFT_RETURN_IF_ERROR(ValidateCall(call, rank_, size_));
   if (stream == nullptr && !DeviceCalls::HasDeviceBuffer(call)) return Run(call);
   Status failed = AsyncError();
@@ -175,7 +183,7 @@ void Communicator::StartPointToPoint(Task task) {
   const Call& c = task.call;
   auto request = task.request;
   auto done = [request](Status st) { request->Complete(std::move(st)); };
-  Deadline deadline = Deadline::AfterSeconds(config_.timeout_s);
+  Deadline deadline = Deadline::AfterSeconds(TimeoutOf(c));
   size_t bytes = c.count * DataTypeSize(c.dtype);
   if (c.kind == CallKind::kSend)
     p2p_->PostSend(c.peer, task.seq, c.dtype, c.send, bytes, deadline, done);
@@ -222,8 +230,9 @@ Status Communicator::ExchangeCallCheck(const Call& call, uint64_t seq) {
   auto exchange = [&](const void* send, void* recv, size_t count, DataType dtype,
                       Collective coll) {
     exec_mu_.AssertHeld();  // called below, under the caller's lock
-    Status st = Execute(MakeCollective(coll, send, recv, count, dtype, RedOp::kMax), seq,
-                        transport::kCallCheck);
+    Call check = MakeCollective(coll, send, recv, count, dtype, RedOp::kMax);
+    check.timeout_s = call.timeout_s;  // part of the user's call: bounded alike
+    Status st = Execute(check, seq, transport::kCallCheck);
     if (st.ok()) return st;
     st = st.WithContext(fmt::format("rank {}: {} seq {}: checking the ranks' calls "
                                     "(WEFT_CHECK_CALLS)", rank_, CallName(call), seq));
@@ -248,7 +257,10 @@ Status Communicator::ExchangeCallCheck(const Call& call, uint64_t seq) {
 void Communicator::Fail(const Status& cause) {
   failure_ = cause;
   errors_.RecordFailure(cause);
-  WEFT_WARN("{}", cause.ToString());
+  if (config_.name.empty())
+    WEFT_WARN("{}", cause.ToString());
+  else
+    WEFT_WARN("communicator \"{}\": {}", config_.name, cause.ToString());
   recorder_->DumpIfEnabled(cause.code() == Code::kDeadlineExceeded ? "timeout" : "failure");
   // The links may hold half a message; close them so that peers waiting on this rank
   // fail now rather than at their deadline, and the error spreads to every rank. Each
@@ -298,7 +310,7 @@ Status Communicator::ExecutePointToPoint(const Call& call, const char* what, uin
   ctx.op = RedOp::kSum;
   ctx.kind = transport::kPointToPoint;
   ctx.seq = seq;
-  ctx.deadline = LazyDeadline::AfterSeconds(config_.timeout_s);
+  ctx.deadline = LazyDeadline::AfterSeconds(TimeoutOf(call));
   ctx.what = what;
   ctx.abort = &aborting_;
   sched::Schedule p2p;
@@ -317,7 +329,7 @@ Status Communicator::ExecuteSchedule(const Call& call, const char* what, uint64_
                                      uint16_t kind, exec::Progress* progress) {
   // Registered buffers on every rank: the ranks agree on it first (registered_path.h).
   // One deadline for the whole call, the agreement included.
-  const LazyDeadline deadline = LazyDeadline::AfterSeconds(config_.timeout_s);
+  const LazyDeadline deadline = LazyDeadline::AfterSeconds(TimeoutOf(call));
   bool registered = false;
   if (registered_.Considers(call, kind, *mesh_)) {
     exec::ExecContext agree;

@@ -62,15 +62,28 @@ class Communicator : private CallQueue::Runner {
   };
 
   // Collective: connects the mesh through `allgather`, then runs a barrier so that when
-  // it returns every rank has finished the rendezvous.
+  // it returns every rank has finished the rendezvous. `options` override the
+  // environment's settings (comm/comm_config.h).
   static Result<std::unique_ptr<Communicator>> Create(int rank, int size, uint64_t comm_id,
                                                       const transport::AllGatherFn& allgather,
-                                                      Bootstrap bootstrap);
+                                                      Bootstrap bootstrap,
+                                                      const CommOptions& options = {});
   ~Communicator() override;
 
   int rank() const { return rank_; }
   int size() const { return size_; }
   uint64_t id() const { return id_; }
+  // weftConfig_t's name ("" for none).
+  const std::string& name() const { return config_.name; }
+  // The timeout of calls issued from now on (weftCommSetTimeout); a call keeps the one
+  // in effect when it was issued. Any thread: an atomic, so that a thread setting it
+  // never waits behind a call in flight.
+  double timeout_s() const { return timeout_s_.load(std::memory_order_acquire); }
+  // REQUIRES: seconds > 0.
+  void SetTimeout(double seconds) {
+    calls_.RaiseTimeout(seconds);  // first: a call issued with it must find the bound raised
+    timeout_s_.store(seconds, std::memory_order_release);
+  }
   // The algorithm of the user's collective this rank last started ("" before the
   // first): a registry name, static, readable from any thread. For tools and benchmarks.
   const char* last_algorithm() const { return last_algorithm_.load(std::memory_order_relaxed); }
@@ -138,6 +151,18 @@ class Communicator : private CallQueue::Runner {
                          exec::Progress* progress) REQUIRES(exec_mu_);
   Status ExecutePointToPoint(const Call& call, const char* what, uint64_t seq,
                              exec::Progress* progress) REQUIRES(exec_mu_);
+  // `call` with the timeout in effect now (Call::timeout_s), as the issuing calls take it;
+  // one stamped already (RunOnStream passing it to Run) keeps its own.
+  Call Stamped(const Call& call) const {
+    Call c = call;
+    if (c.timeout_s <= 0) c.timeout_s = timeout_s();
+    return c;
+  }
+  // The bound of `call`'s waits: its own timeout, or the communicator's for the
+  // library's calls that carry none.
+  double TimeoutOf(const Call& call) const {
+    return call.timeout_s > 0 ? call.timeout_s : timeout_s();
+  }
   // Queues a call for the worker behind a gate on `stream` (device buffers or a stream).
   Result<std::shared_ptr<Request>> EnqueueOnStream(const Call& call, void* stream);
   void StartPointToPoint(Task task) REQUIRES(exec_mu_);
@@ -149,6 +174,7 @@ class Communicator : private CallQueue::Runner {
   const CommConfig config_;
   Bootstrap bootstrap_;
   std::atomic<bool> aborting_{false};  // set by Abort(); read by running calls
+  std::atomic<double> timeout_s_;  // for calls issued from now on: see timeout_s()
   std::atomic<uint64_t> split_count_{0};
   std::atomic<uint64_t> shrink_count_{0};
   std::unique_ptr<FlightRecorder> recorder_;  // thread-safe

@@ -81,7 +81,7 @@ Status DeviceCalls::RunStaged(Task& task, const Status& failure) {
     return checked;
   }
   Status st = path_->staging().RunHost(
-      *task.staged, Deadline::AfterSeconds(host_.timeout_s), hooks_.abort,
+      *task.staged, CallDeadline(task.call), hooks_.abort,
       [&](const Call& host_call) { return host_.execute(host_call, task.seq); });
   if (!st.ok()) {
     st = st.WithContext(fmt::format("rank {}: {} seq {} staged on the stream", host_.rank,
@@ -96,7 +96,7 @@ Status DeviceCalls::RunCollective(Task& task, const Status& failure) {
   if (!failure.ok()) {
     st = RefusedAfterFailure(host_.rank, task.call, failure);
   } else {
-    Deadline deadline = Deadline::AfterSeconds(host_.timeout_s);
+    Deadline deadline = CallDeadline(task.call);
     st = gpu::SetDevice(path_->device());
     if (st.ok()) st = path_->gate().WaitReady(task.ticket, deadline);
     if (st.ok()) {
@@ -133,7 +133,7 @@ void DeviceCalls::StartPointToPoint(Task task, const Status& failure) {
     finish(RefusedAfterFailure(host_.rank, c, failure));
     return;
   }
-  Deadline deadline = Deadline::AfterSeconds(host_.timeout_s);
+  Deadline deadline = CallDeadline(c);
   const size_t bytes = c.count * DataTypeSize(c.dtype);
   // Staged through host memory owned by the operation until it completes.
   auto staging = std::make_shared<std::vector<char>>(bytes);

@@ -55,6 +55,11 @@ class DeviceCalls {
   void StartPointToPoint(Task task, const Status& failure);
 
  private:
+  // The bound of `call`, from now: the timeout it was issued with (Call::timeout_s).
+  Deadline CallDeadline(const Call& call) const {
+    return Deadline::AfterSeconds(call.timeout_s > 0 ? call.timeout_s : host_.timeout_s);
+  }
+
   DevicePath::Host host_;
   exec::P2PEngine* const p2p_;
   Hooks hooks_;

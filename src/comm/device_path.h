@@ -40,7 +40,7 @@ class DevicePath {
     int rank = 0;
     int size = 1;
     bool single_host = false;  // every rank on this host
-    double timeout_s = 0;
+    double timeout_s = 0;  // the communicator's at creation: calls carry their own
     // Allgather of `bytes` from every rank, in rank order, as a kDeviceSync round of `seq`.
     std::function<Status(const void* mine, size_t bytes, void* all, uint64_t seq)> allgather;
     std::function<Status(uint64_t seq)> barrier;

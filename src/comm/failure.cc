@@ -33,7 +33,7 @@ std::string ErrorBoard::LastError() {
 
 void ErrorBoard::SetLastError(const Status& status) {
   MutexLock lock(&mu_);
-  last_error_ = status.ToString();
+  last_error_ = prefix_ + status.ToString();
 }
 
 }  // namespace weft::comm

@@ -32,6 +32,10 @@ Status AbortedCall(int rank, const Call& call);
 // Thread-safe.
 class ErrorBoard {
  public:
+  // `name`: the communicator's (weftConfig_t), "" for none. A named communicator's
+  // messages begin with it, so that a program with several can tell whose error it is.
+  explicit ErrorBoard(std::string name = "") : prefix_(PrefixFor(name)) {}
+
   // Keeps the first fatal error for AsyncError.
   void RecordFailure(const Status& cause) EXCLUDES(mu_);
   // The first fatal error (ok while the communicator is healthy).
@@ -41,6 +45,11 @@ class ErrorBoard {
   void SetLastError(const Status& status) EXCLUDES(mu_);
 
  private:
+  static std::string PrefixFor(const std::string& name) {
+    return name.empty() ? "" : "communicator \"" + name + "\": ";
+  }
+
+  const std::string prefix_;
   Mutex mu_;
   Status async_error_ GUARDED_BY(mu_);
   std::string last_error_ GUARDED_BY(mu_);

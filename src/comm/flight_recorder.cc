@@ -107,8 +107,8 @@ std::string JsonEscape(std::string_view s) {
   return out;
 }
 
-FlightRecorder::FlightRecorder(uint64_t comm_id, int rank, int size)
-    : comm_id_(comm_id), rank_(rank), size_(size) {
+FlightRecorder::FlightRecorder(uint64_t comm_id, int rank, int size, std::string name)
+    : comm_id_(comm_id), name_(std::move(name)), rank_(rank), size_(size) {
   // Init has already refused a malformed value (CommConfig::FromEnv); a recorder made
   // outside a communicator keeps the default rather than fail its constructor.
   Result<long long> entries = EntriesFromEnv();
@@ -234,10 +234,11 @@ std::string FlightRecorder::ToJson(std::string_view reason) const {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   std::string out = fmt::format(
-      "{{\"weft_flight_recorder\": 1, \"comm\": \"{:016x}\", \"rank\": {}, \"size\": {}, "
-      "\"pid\": {}, \"host\": \"{}\", \"reason\": \"{}\", \"time_ns\": {}, \"entries\": [",
-      comm_id_, rank_, size_, static_cast<int>(getpid()), JsonEscape(host), JsonEscape(reason),
-      NowNs());
+      "{{\"weft_flight_recorder\": 1, \"comm\": \"{:016x}\", \"name\": \"{}\", \"rank\": {}, "
+      "\"size\": {}, \"pid\": {}, \"host\": \"{}\", \"reason\": \"{}\", \"time_ns\": {}, "
+      "\"entries\": [",
+      comm_id_, JsonEscape(name_), rank_, size_, static_cast<int>(getpid()), JsonEscape(host),
+      JsonEscape(reason), NowNs());
   const size_t next = next_.load(std::memory_order_acquire);
   const size_t n = std::min(next, ring_.size());
   bool first = true;

@@ -30,8 +30,9 @@ std::string SignalDumpDir();
 
 class FlightRecorder {
  public:
-  // WEFT_FLIGHT_RECORDER_ENTRIES (default 64) entries are kept.
-  FlightRecorder(uint64_t comm_id, int rank, int size);
+  // WEFT_FLIGHT_RECORDER_ENTRIES (default 64) entries are kept. `name`: the
+  // communicator's (weftConfig_t), "" for none; dumps carry it as "name".
+  FlightRecorder(uint64_t comm_id, int rank, int size, std::string name = "");
   // WEFT_FLIGHT_RECORDER_ENTRIES (1 to 100000, default 64); checked at communicator init.
   static Result<long long> EntriesFromEnv();
   ~FlightRecorder();
@@ -81,6 +82,7 @@ class FlightRecorder {
   static Snapshot Read(const Entry& e);
 
   const uint64_t comm_id_;
+  const std::string name_;
   const int rank_, size_;
   mutable Mutex mu_;  // a failed call's status text; one dump at a time
   std::vector<std::unique_ptr<Entry>> ring_;

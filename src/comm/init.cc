@@ -72,13 +72,14 @@ transport::AllGatherFn StoreAllGather(const Communicator::Bootstrap& bootstrap,
 Result<std::unique_ptr<Communicator>> Rendezvous(std::unique_ptr<BootstrapState> state,
                                                  const net::AuthKey& key,
                                                  const std::string& prefix, uint64_t comm_id,
-                                                 int rank, int size, Deadline deadline) {
+                                                 int rank, int size, Deadline deadline,
+                                                 const CommOptions& options = {}) {
   Communicator::Bootstrap keep;
   keep.store = state->client.get();
   keep.store_mu = std::make_shared<Mutex>();
   keep.key = key;
   keep.keepalive = std::shared_ptr<void>(std::move(state));
-  return CreateThroughStore(std::move(keep), prefix, comm_id, rank, size, deadline);
+  return CreateThroughStore(std::move(keep), prefix, comm_id, rank, size, deadline, options);
 }
 
 // Serves the store where the ranks connect: the store address itself, so interfaces
@@ -107,11 +108,12 @@ Result<std::unique_ptr<bootstrap::StoreServer>> StartEnvStore(const bootstrap::L
 Result<std::unique_ptr<Communicator>> CreateThroughStore(Communicator::Bootstrap bootstrap,
                                                          const std::string& prefix,
                                                          uint64_t comm_id, int rank, int size,
-                                                         Deadline deadline) {
+                                                         Deadline deadline,
+                                                         const CommOptions& options) {
   if (bootstrap.store == nullptr || !bootstrap.store_mu)
     return Internal("CreateThroughStore without a store client");
   auto gather = StoreAllGather(bootstrap, prefix, rank, size, deadline);
-  return Communicator::Create(rank, size, comm_id, gather, std::move(bootstrap));
+  return Communicator::Create(rank, size, comm_id, gather, std::move(bootstrap), options);
 }
 
 Status NewUniqueId(weftUniqueId* id) {
@@ -134,7 +136,8 @@ Status NewUniqueId(weftUniqueId* id) {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<Communicator>> InitRank(int nranks, const weftUniqueId& id, int rank) {
+Result<std::unique_ptr<Communicator>> InitRank(int nranks, const weftUniqueId& id, int rank,
+                                               const CommOptions& options) {
   if (nranks < 1) return InvalidArgument(fmt::format("nranks {} must be at least 1", nranks));
   if (rank < 0 || rank >= nranks)
     return InvalidArgument(fmt::format("rank {} is out of range [0, {})", rank, nranks));
@@ -144,13 +147,15 @@ Result<std::unique_ptr<Communicator>> InitRank(int nranks, const weftUniqueId& i
   const uint64_t nonce = fields.nonce;
   SetLogRank(rank);
   WEFT_ASSIGN_OR_RETURN(double timeout, TimeoutSeconds());
+  // The program's timeout bounds the rendezvous too, as NCCL's config does its init.
+  if (options.timeout_s > 0) timeout = options.timeout_s;
   Deadline deadline = Deadline::AfterSeconds(timeout);
   auto state = std::make_unique<BootstrapState>();
   net::AuthKey key = bootstrap::KeyFromEnvOrSecret(fields.secret);
   WEFT_ASSIGN_OR_RETURN(state->client,
                         bootstrap::StoreClient::Connect(fields.store, key, deadline));
   return Rendezvous(std::move(state), key, fmt::format("weft/{:016x}/cards", nonce), nonce, rank,
-                    nranks, deadline);
+                    nranks, deadline, options);
 }
 
 Result<std::unique_ptr<Communicator>> InitFromEnv() {

@@ -13,7 +13,9 @@ namespace weft::comm {
 
 // Starts a rendezvous store in this process (kept until exit) and describes it in `id`.
 Status NewUniqueId(weftUniqueId* id);
-Result<std::unique_ptr<Communicator>> InitRank(int nranks, const weftUniqueId& id, int rank);
+// `options`: weftCommInitRankConfig's, checked (OptionsFromConfig).
+Result<std::unique_ptr<Communicator>> InitRank(int nranks, const weftUniqueId& id, int rank,
+                                               const CommOptions& options = {});
 Result<std::unique_ptr<Communicator>> InitFromEnv();
 
 // Collective over `size` ranks: builds a communicator whose mesh exchanges its cards
@@ -22,6 +24,7 @@ Result<std::unique_ptr<Communicator>> InitFromEnv();
 Result<std::unique_ptr<Communicator>> CreateThroughStore(Communicator::Bootstrap bootstrap,
                                                          const std::string& prefix,
                                                          uint64_t comm_id, int rank, int size,
-                                                         Deadline deadline);
+                                                         Deadline deadline,
+                                                         const CommOptions& options = {});
 
 }  // namespace weft::comm

@@ -201,8 +201,13 @@ Result<std::unique_ptr<Communicator>> Shrink(Communicator& parent,
   WEFT_INFO("{}: {} of {} ranks remain; left out: {}; this rank becomes rank {} of {}", what,
             new_size, size, gone.empty() ? "none" : fmt::format("{}", fmt::join(gone, ", ")),
             new_rank, new_size);
+  // The child replaces the parent: it keeps its name and current timeout.
+  CommOptions inherited;
+  inherited.timeout_s = parent.timeout_s();
+  inherited.name = parent.name();
   auto child = CreateThroughStore(boot, prefix + "/cards", ChildId(parent.id(), epoch, members),
-                                  new_rank, new_size, Deadline::AfterSeconds(timeout_s));
+                                  new_rank, new_size, Deadline::AfterSeconds(timeout_s),
+                                  inherited);
   if (!child.ok())
     return child.status().WithContext(fmt::format(
         "{}: connecting the new communicator of old ranks {} (this rank is new rank {})", what,

@@ -67,8 +67,10 @@ Result<std::unique_ptr<Communicator>> Communicator::Split(int color, int key) {
   h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
   h ^= h >> 29;
   // The child shares this communicator's store connection (weftCommShrink uses it) and
-  // its job key (its tcp connections authenticate with it).
-  return Create(new_rank, static_cast<int>(members.size()), h, gather, bootstrap_);
+  // its job key (its tcp connections authenticate with it), and its current timeout.
+  CommOptions inherited;
+  inherited.timeout_s = timeout_s();
+  return Create(new_rank, static_cast<int>(members.size()), h, gather, bootstrap_, inherited);
 }
 
 }  // namespace weft::comm

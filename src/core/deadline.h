@@ -50,6 +50,8 @@ class LazyDeadline {
     return at_;
   }
   bool expired() const { return Get().expired(); }
+  // The bound it was made with, for messages.
+  double seconds() const { return std::chrono::duration<double>(d_).count(); }
 
  private:
   std::chrono::nanoseconds d_;

@@ -30,7 +30,8 @@ struct ExecContext {
   int root = -1;           // rooted collectives; -1 otherwise (WireHeader root tag)
   uint16_t kind = 0;       // WireHeader::kind
   uint64_t seq = 0;        // WireHeader::seq
-  LazyDeadline deadline = LazyDeadline::Never();  // WEFT_TIMEOUT, from the first wait
+  // The call's timeout (WEFT_TIMEOUT, weftConfig_t, weftCommSetTimeout), from the first wait.
+  LazyDeadline deadline = LazyDeadline::Never();
   const char* what = "";                          // "allreduce", for error messages
   // Set by another thread to abandon the call (weftCommAbort): every wait returns Aborted
   // within one poll interval (Backoff: at most 100 ms). May be null.
