@@ -397,7 +397,8 @@ Status Executor::WaitFlags(size_t round_index) {
         for (const transport::Link* link : flag_waits_)
           peers += fmt::format("{}{}", peers.empty() ? "" : ", ", link->peer());
         return DeadlineExceeded(fmt::format(
-            "rank {}: {} seq {} timed out (timeout {:g} s) in round {} waiting for the flag "
+            "rank {}: {} seq {} timed out ({:g} s: WEFT_TIMEOUT, weftConfig_t or "
+            "weftCommSetTimeout) in round {} waiting for the flag "
             "(registered buffers) of rank {}",
             mesh_->rank(), ctx_->what, ctx_->seq, ctx_->deadline.seconds(), round_index, peers));
       }
@@ -533,8 +534,8 @@ Status Executor::TimeoutError(size_t round_index) const {
       waiting += fmt::format("{}send of {} bytes to rank {}", waiting.empty() ? "" : ", ",
                              sends_[i].header.bytes, send_peers_[i]);
   return DeadlineExceeded(
-      fmt::format("rank {}: {} seq {} timed out (timeout {:g} s) in round {} "
-                  "waiting for {}",
+      fmt::format("rank {}: {} seq {} timed out ({:g} s: WEFT_TIMEOUT, weftConfig_t or "
+                  "weftCommSetTimeout) in round {} waiting for {}",
                   mesh_->rank(), ctx_->what, ctx_->seq, ctx_->deadline.seconds(), round_index,
                   waiting));
 }
