@@ -52,11 +52,27 @@ Result<void*> RegisteredPath::MapRecent(int peer, int32_t pid,
   return base;
 }
 
+// The call's largest buffer on any rank, in bytes: the same on every rank.
+size_t RegisteredPath::LargestBytes(const Call& call, int size) {
+  sched::CollectiveSpec spec{call.coll, call.root, size, call.root, call.count};
+  return std::max(sched::InputCount(spec), sched::OutputCount(spec)) * DataTypeSize(call.dtype);
+}
+
 bool RegisteredPath::Considers(const Call& call, uint16_t kind, transport::Mesh& mesh) const {
-  if (kind != 0 || call.kind != CallKind::kCollective ||
-      call.coll != sched::Collective::kAllReduce || size_ < 2 ||
-      call.count * DataTypeSize(call.dtype) < kMinBytes)
-    return false;
+  if (kind != 0 || call.kind != CallKind::kCollective || size_ < 2) return false;
+  switch (call.coll) {
+    case sched::Collective::kAllReduce:
+    case sched::Collective::kReduce:
+    case sched::Collective::kBroadcast:
+    case sched::Collective::kAllGather:
+    case sched::Collective::kReduceScatter:
+    case sched::Collective::kGather:
+    case sched::Collective::kScatter:
+      break;
+    default:
+      return false;  // all-to-all: see the header
+  }
+  if (LargestBytes(call, size_) < kMinBytes) return false;
   for (int p = 0; p < size_; ++p)
     if (p != rank_ && !mesh.link(p)->HasFlags()) return false;
   return true;
@@ -65,11 +81,20 @@ bool RegisteredPath::Considers(const Call& call, uint16_t kind, transport::Mesh&
 Result<bool> RegisteredPath::Agree(const Call& call, const Registry& registry,
                                    transport::Mesh& mesh, exec::Executor& executor,
                                    const exec::ExecContext& ctx) {
-  const size_t bytes = call.count * DataTypeSize(call.dtype);
+  // Each rank's buffer sizes, and whether its schedule uses them (a non-root's broadcast
+  // input, say, may be NULL): only those are offered, checked and mapped.
+  auto bytes_of = [&](int rank, bool input) {
+    sched::CollectiveSpec spec{call.coll, rank, size_, call.root, call.count};
+    return (input ? sched::InputCount(spec) : sched::OutputCount(spec)) *
+           DataTypeSize(call.dtype);
+  };
   transport::BufferOffer mine;
   mine.pid = static_cast<int32_t>(getpid());
-  mine.registered = RegionOf(registry, call.send, bytes, &mine.input) &&
-                    RegionOf(registry, call.recv, bytes, &mine.output);
+  const bool input_ok =
+      !UsesInput(call, rank_) || RegionOf(registry, call.send, bytes_of(rank_, true), &mine.input);
+  const bool output_ok = !UsesOutput(call, rank_) ||
+                         RegionOf(registry, call.recv, bytes_of(rank_, false), &mine.output);
+  mine.registered = input_ok && output_ok;
   // Plain data in the shared segment: published by the flag the agreement raises
   // (release, ShmLink::RaiseFlag) and read below after taking the peer's (acquire). A
   // peer reads it before it sends anything for this call, and this side rewrites it
@@ -97,9 +122,13 @@ Result<bool> RegisteredPath::Agree(const Call& call, const Registry& registry,
     if (p == rank_) continue;
     const transport::BufferOffer& o = offers[p];
     const transport::SharedRegion* regions[2] = {&o.input, &o.output};
+    const bool used[2] = {UsesInput(call, p), UsesOutput(call, p)};
     char** slots[2] = {&peers_.input[p], &peers_.output[p]};
     for (int i = 0; i < 2; ++i) {
+      *slots[i] = nullptr;
+      if (!used[i]) continue;
       const transport::SharedRegion& r = *regions[i];
+      const size_t bytes = bytes_of(p, i == 0);
       if (r.offset + bytes > r.fd_bytes) {
         return ProtocolError(fmt::format(
             "rank {}: rank {} offers a buffer of {} bytes at offset {} of a {}-byte memfd",

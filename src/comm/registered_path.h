@@ -1,15 +1,16 @@
 // Collectives on registered buffers (weftMemAlloc + weftCommRegister, docs/TRANSPORTS.md
 // "Registered buffers"): when every rank's input and output of a call are registered, the
 // ranks of one host run a schedule that reads and writes the peers' buffers in place
-// (sched kPeer* steps, e.g. the single_pass allreduce) instead of passing the bytes
+// (sched kPeer* steps: the single_pass algorithms) instead of passing the bytes
 // through the shm rings.
 //
 // All ranks must take the same path, so the choice is collective. For a call the path
 // considers (Considers: the same answer on every rank, from the call's arguments and the
 // links), each rank offers its buffers (Link::SetOffer: memfd, registration, offset, or
 // "not registered") and runs a one-round schedule of kSync steps with every peer, after
-// which it reads every peer's offer. Every rank then sees the same offers and decides
-// alike: all registered, the peers' buffers are mapped (PeerBufferCache, once per
+// which it reads every peer's offer. Only the buffers a rank's schedule uses are
+// offered (a non-root's broadcast input may be NULL). Every rank then sees the same
+// offers and decides alike: all registered, the peers' buffers are mapped (PeerBufferCache, once per
 // registration) and the registered schedule runs; otherwise the call falls back to the
 // plain path on every rank, and a rank that had registered its buffers says so at INFO.
 // A rank learns nothing when a peer deregisters or frees a buffer, so it keeps only the
@@ -46,10 +47,14 @@ class RegisteredPath {
 
   RegisteredPath(int rank, int size);
 
-  // Whether the path considers `call` (a user's collective, wire kind 0): an allreduce of
-  // at least kMinBytes on a world of two or more whose every peer's link has flags (shm:
-  // one host). Every rank answers alike.
+  // Whether the path considers `call` (a user's collective, wire kind 0): any collective
+  // but the barrier and all-to-all, whose largest buffer (LargestBytes) has at least
+  // kMinBytes, on a world of two or more whose every peer's link has flags (shm: one
+  // host). Every rank answers alike. All-to-all is left out because its in-place form
+  // would have a rank overwrite blocks of its input that peers are still reading (a
+  // schedule does not know whether the call is in place).
   bool Considers(const Call& call, uint16_t kind, transport::Mesh& mesh) const;
+  static size_t LargestBytes(const Call& call, int size);
 
   // The agreement above, run on `executor` (bounded by ctx's deadline; a dead peer is an
   // Unavailable error naming it). True: every rank's buffers are registered and peers()

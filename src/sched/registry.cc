@@ -41,6 +41,10 @@ const std::vector<Algorithm>& AllAlgorithms() {
        a::BuildReduceBinomial, a::EstimateReduceBinomialUs},
       {"ring", C::kReduce, "ring reduce-scatter then every chunk straight to the root", a::AnySize,
        a::BuildReduceRing, a::EstimateReduceRingUs},
+      {"single_pass", C::kReduce,
+       "registered buffers on one host: each rank reduces its chunk from every input in "
+       "place and writes it into the root's output; flags order the accesses",
+       a::SupportsRegistered, a::BuildReduceSinglePass, a::EstimateReduceSinglePassUs},
 
       {"binomial", C::kBroadcast, "binomial-tree broadcast: lg p rounds of whole messages",
        a::AnySize, a::BuildBroadcastBinomial, a::EstimateBroadcastBinomialUs},
@@ -54,6 +58,10 @@ const std::vector<Algorithm>& AllAlgorithms() {
        "tree for small chunks), allgather inside each host; needs the topology",
        a::HasTopology, a::BuildBroadcastHierarchical, a::EstimateBroadcastHierarchicalUs,
        a::BroadcastHierarchicalMargin},
+      {"single_pass", C::kBroadcast,
+       "registered buffers on one host: every rank reads the root's input into its output, "
+       "in parallel; flags order the accesses",
+       a::SupportsRegistered, a::BuildBroadcastSinglePass, a::EstimateBroadcastSinglePassUs},
 
       {"ring", C::kAllGather, "ring allgather: p-1 steps of one block", a::AnySize,
        a::BuildAllGatherRing, a::EstimateAllGatherRingUs},
@@ -71,6 +79,10 @@ const std::vector<Algorithm>& AllAlgorithms() {
        a::BuildAllGatherRecursiveDoubling, a::EstimateAllGatherRecursiveDoublingUs},
       {"bruck", C::kAllGather, "Bruck: ceil(lg p) steps through scratch, then a rotation",
        a::AnySize, a::BuildAllGatherBruck, a::EstimateAllGatherBruckUs},
+      {"single_pass", C::kAllGather,
+       "registered buffers on one host: each rank writes its block into every output; "
+       "flags order the accesses",
+       a::SupportsRegistered, a::BuildAllGatherSinglePass, a::EstimateAllGatherSinglePassUs},
 
       {"ring", C::kReduceScatter, "ring reduce-scatter: p-1 steps of one block", a::AnySize,
        a::BuildReduceScatterRing, a::EstimateReduceScatterRingUs},
@@ -85,6 +97,11 @@ const std::vector<Algorithm>& AllAlgorithms() {
        "per local rank; needs the topology, equal ranks per host",
        a::HasUniformTopology, a::BuildReduceScatterHierarchical,
        a::EstimateReduceScatterHierarchicalUs},
+      {"single_pass", C::kReduceScatter,
+       "registered buffers on one host: each rank reduces its block from every input in "
+       "place; flags order the accesses",
+       a::SupportsRegistered, a::BuildReduceScatterSinglePass,
+       a::EstimateReduceScatterSinglePassUs},
 
       {"pairwise", C::kAllToAll,
        "p-1 steps; in step k send to r+k and receive from r-k; for large blocks", a::AnySize,
@@ -96,11 +113,19 @@ const std::vector<Algorithm>& AllAlgorithms() {
        a::BuildGatherBinomial, a::EstimateGatherBinomialUs},
       {"linear", C::kGather, "every rank sends its block straight to the root", a::AnySize,
        a::BuildGatherLinear, a::EstimateGatherLinearUs},
+      {"single_pass", C::kGather,
+       "registered buffers on one host: every rank writes its block into the root's "
+       "output, in parallel; flags order the accesses",
+       a::SupportsRegistered, a::BuildGatherSinglePass, a::EstimateGatherSinglePassUs},
 
       {"binomial", C::kScatter, "binomial tree: subtrees handed down through scratch", a::AnySize,
        a::BuildScatterBinomial, a::EstimateScatterBinomialUs},
       {"linear", C::kScatter, "the root sends every rank its block directly", a::AnySize,
        a::BuildScatterLinear, a::EstimateScatterLinearUs},
+      {"single_pass", C::kScatter,
+       "registered buffers on one host: every rank reads its block of the root's input, in "
+       "parallel; flags order the accesses",
+       a::SupportsRegistered, a::BuildScatterSinglePass, a::EstimateScatterSinglePassUs},
 
       {"dissemination", C::kBarrier, "ceil(lg p) rounds of empty messages to r + 2^k", a::AnySize,
        a::BuildBarrierDissemination},

@@ -1,6 +1,8 @@
 #include "check_case.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 #include "check_dtypes.h"
@@ -95,35 +97,71 @@ std::string Describe(const Case& c) {
   return s;
 }
 
-CaseRun::CaseRun(const Case& c, int rank, int nranks) : c_(c), rank_(rank), nranks_(nranks) {
+namespace {
+
+// Elements of the send and receive buffers of `c` on a world of `nranks` (every rank
+// allocates both in full, root or not).
+void BufferElems(const Case& c, int nranks, size_t* send, size_t* recv) {
   const size_t n = c.count, all = c.count * static_cast<size_t>(nranks);
+  *send = *recv = 0;
   switch (c.coll) {
     case Coll::kAllReduce:
     case Coll::kReduce:
     case Coll::kBroadcast:
     case Coll::kSendRecv:
-      send_elems_ = n;
-      recv_elems_ = n;
+      *send = *recv = n;
       break;
     case Coll::kAllGather:
     case Coll::kGather:
-      send_elems_ = n;
-      recv_elems_ = all;
+      *send = n;
+      *recv = all;
       break;
     case Coll::kReduceScatter:
     case Coll::kScatter:
-      send_elems_ = all;
-      recv_elems_ = n;
+      *send = all;
+      *recv = n;
       break;
     case Coll::kAllToAll:
-      send_elems_ = all;
-      recv_elems_ = all;
+      *send = *recv = all;
       break;
     case Coll::kBarrier: break;
   }
+}
+
+}  // namespace
+
+size_t CaseRun::BytesNeeded(const Case& c, int nranks) {
+  size_t send = 0, recv = 0;
+  BufferElems(c, nranks, &send, &recv);
   const size_t es = Info(c.dtype).size;
-  send_.resize(Words(send_elems_, es));
-  recv_.resize(Words(recv_elems_, es));
+  return 8 * (Words(send, es) + Words(recv, es)) + 16;  // + alignment
+}
+
+size_t CaseRun::LargestBytes(const Case& c, int nranks) {
+  size_t send = 0, recv = 0;
+  BufferElems(c, nranks, &send, &recv);
+  return std::max(send, recv) * Info(c.dtype).size;
+}
+
+CaseRun::CaseRun(const Case& c, int rank, int nranks, SharedArena* arena)
+    : c_(c), rank_(rank), nranks_(nranks) {
+  BufferElems(c, nranks, &send_elems_, &recv_elems_);
+  const size_t es = Info(c.dtype).size;
+  const size_t send_words = Words(send_elems_, es), recv_words = Words(recv_elems_, es);
+  if (arena != nullptr) {
+    send_ = static_cast<uint64_t*>(arena->Take(send_words * 8));
+    recv_ = static_cast<uint64_t*>(arena->Take(recv_words * 8));
+    if (send_ == nullptr || recv_ == nullptr) {  // a bug in the runner: never test plain instead
+      std::fprintf(stderr, "collectives_check: the shared arena has no room for %s\n",
+                   Describe(c).c_str());
+      std::exit(2);
+    }
+  } else {
+    send_words_.resize(send_words);
+    recv_words_.resize(recv_words);
+    send_ = send_words_.data();
+    recv_ = recv_words_.data();
+  }
   FillInputs();
 }
 
@@ -131,31 +169,31 @@ CaseRun::CaseRun(const Case& c, int rank, int nranks) : c_(c), rank_(rank), nran
 // allgather/gather read input at recv + rank*count; reducescatter/scatter write output
 // at send + rank*count.
 void* CaseRun::SendPtr() {
-  if (!c_.in_place) return send_.data();
+  if (!c_.in_place) return send_;
   const size_t off = static_cast<size_t>(rank_) * c_.count * Info(c_.dtype).size;
   switch (c_.coll) {
     case Coll::kAllGather:
-    case Coll::kGather: return reinterpret_cast<char*>(recv_.data()) + off;
+    case Coll::kGather: return reinterpret_cast<char*>(recv_) + off;
     case Coll::kReduceScatter:
-    case Coll::kScatter: return send_.data();
-    default: return recv_.data();
+    case Coll::kScatter: return send_;
+    default: return recv_;
   }
 }
 
 void* CaseRun::RecvPtr() {
   if (c_.in_place && (c_.coll == Coll::kReduceScatter || c_.coll == Coll::kScatter)) {
-    return reinterpret_cast<char*>(send_.data()) +
+    return reinterpret_cast<char*>(send_) +
            static_cast<size_t>(rank_) * c_.count * Info(c_.dtype).size;
   }
-  return recv_.data();
+  return recv_;
 }
 
 void CaseRun::FillInputs() {
   const weftDataType_t t = c_.dtype;
   std::optional<weftRedOp_t> op;
   if (IsReduction(c_.coll)) op = c_.op;
-  FillSentinel(t, send_.data(), send_elems_);
-  FillSentinel(t, recv_.data(), recv_elems_);
+  FillSentinel(t, send_, send_elems_);
+  FillSentinel(t, recv_, recv_elems_);
   // Which ranks provide input: only the root for broadcast and scatter.
   const bool provides =
       !((c_.coll == Coll::kBroadcast || c_.coll == Coll::kScatter) && rank_ != c_.root);
@@ -345,7 +383,7 @@ std::string CaseRun::Verify() const {
   const bool has_input = !((c_.coll == Coll::kBroadcast || c_.coll == Coll::kScatter) && !root);
   if (!c_.in_place && has_input && c_.coll != Coll::kBarrier) {
     for (size_t i = 0; i < send_elems_; ++i) {
-      check("sendbuff (modified)", send_.data(), i, Expected{values.Input(rank_, i), 0});
+      check("sendbuff (modified)", send_, i, Expected{values.Input(rank_, i), 0});
     }
   }
   if (bad == 0) return "";

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "check_memory.h"
 #include "weft/weft.h"
 
 namespace check {
@@ -55,8 +56,13 @@ std::string Describe(const Case& c);
 
 class CaseRun {
  public:
-  CaseRun(const Case& c, int rank, int nranks);
+  // Buffers from `arena` when given (it must have room: BytesNeeded), else the heap.
+  CaseRun(const Case& c, int rank, int nranks, SharedArena* arena = nullptr);
   CaseRun(CaseRun&&) = default;
+  // What the case's buffers take from an arena.
+  static size_t BytesNeeded(const Case& c, int nranks);
+  // The larger of the case's two buffers, in bytes (the same on every rank).
+  static size_t LargestBytes(const Case& c, int nranks);
 
   // Blocking mode: runs the collective. Other modes: issues it and keeps the request(s).
   // On failure returns the error and sets *error to a message with the API's details.
@@ -81,8 +87,11 @@ class CaseRun {
   Case c_;
   int rank_, nranks_;
   size_t send_elems_ = 0, recv_elems_ = 0;
-  // 8-byte words so every dtype is naturally aligned.
-  std::vector<uint64_t> send_, recv_;
+  // 8-byte words so every dtype is naturally aligned: send_ and recv_ point into the
+  // vectors or into the arena.
+  std::vector<uint64_t> send_words_, recv_words_;
+  uint64_t* send_ = nullptr;
+  uint64_t* recv_ = nullptr;
   std::vector<weftRequest_t> requests_;
 };
 

@@ -108,6 +108,10 @@ bool ParseOptions(int argc, char** argv, Options* o) {
       o->verbose = true;
     } else if (flag == "--self-test") {
       o->self_test = true;
+    } else if (flag == "--mem") {
+      ok = ParseMemory(val, &o->memory);
+    } else if (flag == "--expect-single-pass") {
+      o->expect_single_pass = true;
     } else {
       ok = false;
     }

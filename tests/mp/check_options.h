@@ -4,6 +4,12 @@
 //   --counts=0,1,7,1023,65537      --roots=all | 0,2 (default: all for N<=5, else 0,N/2,N-1)
 //   --modes=blocking,wait,test     --inplace=both|yes|no       --split=yes|no|only
 //   --max-print=N (failure lines per rank, default 20)        --verbose (one line per batch)
+//   --mem=plain|shared|even: the matrix's buffers on the heap (default), in one
+//     weftMemAlloc arena registered with the communicator, or that on even ranks only
+//   --expect-single-pass: with --mem=shared, blocking cases must report (through
+//     weftCommGetLastAlgorithm) the single-pass algorithm exactly where the registered
+//     path takes the call: a collective other than all-to-all whose largest buffer has
+//     at least kSinglePassMinBytes, on two ranks or more
 //   --self-test: checks the checker. Every rank spoils one output element of every case
 //   after the collective; a case whose spoiled output still verifies is the failure.
 #pragma once
@@ -14,6 +20,7 @@
 #include <vector>
 
 #include "check_case.h"
+#include "check_memory.h"
 
 namespace check {
 
@@ -30,7 +37,13 @@ struct Options {
   int max_print = 20;
   bool verbose = false;
   bool self_test = false;
+  Memory memory = Memory::kPlain;
+  bool expect_single_pass = false;
 };
+
+// RegisteredPath::kMinBytes (src/comm/registered_path.h), which the public API does not
+// expose: --expect-single-pass checks the library against this copy.
+inline constexpr size_t kSinglePassMinBytes = 256 << 10;
 
 // Returns false (after printing why to stderr) on a malformed command line.
 bool ParseOptions(int argc, char** argv, Options* out);

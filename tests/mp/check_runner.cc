@@ -1,7 +1,9 @@
 #include "check_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include "check_dtypes.h"
@@ -14,6 +16,34 @@ namespace {
 constexpr auto kTestPollLimit = std::chrono::seconds(600);
 
 }  // namespace
+
+Runner::Runner(weftComm_t comm, int rank, int nranks, const Options& opts, Tally* tally)
+    : comm_(comm), rank_(rank), nranks_(nranks), opts_(opts), tally_(tally) {
+  if (opts.memory == Memory::kShared || (opts.memory == Memory::kEven && rank % 2 == 0))
+    arena_ = std::make_unique<SharedArena>(comm);
+}
+
+std::string Runner::CheckAlgorithm(const Case& c) {
+  bool taken = false;
+  switch (c.coll) {
+    case Coll::kAllReduce:
+    case Coll::kReduce:
+    case Coll::kBroadcast:
+    case Coll::kAllGather:
+    case Coll::kReduceScatter:
+    case Coll::kGather:
+    case Coll::kScatter:
+      taken = nranks_ >= 2 && CaseRun::LargestBytes(c, nranks_) >= kSinglePassMinBytes;
+      break;
+    default:
+      return "";  // not a collective the algorithm names
+  }
+  const char* algo = "";
+  if (weftCommGetLastAlgorithm(comm_, &algo) != weftSuccess) algo = "?";
+  if ((std::strcmp(algo, "single_pass") == 0) == taken) return "";
+  return "FAIL " + Describe(c) + " rank=" + std::to_string(rank_) + ": ran " + algo +
+         (taken ? ", expected single_pass" : ", expected the plain path");
+}
 
 void Runner::Record(const std::string& failure) {
   if (failure.empty()) {
@@ -69,16 +99,31 @@ void Runner::RunBatch(const std::vector<Case>& batch) {
     std::printf("batch: %s (+%zu counts)\n", Describe(batch.front()).c_str(), batch.size() - 1);
     std::fflush(stdout);
   }
+  if (arena_ != nullptr) {
+    size_t bytes = 0;
+    for (const Case& c : batch) bytes += CaseRun::BytesNeeded(c, nranks_);
+    std::string error;
+    if (!arena_->Reset(bytes, &error)) {
+      tally_->fatal = "ERROR rank=" + std::to_string(rank_) + ": " + error;
+      return;
+    }
+  }
   std::vector<CaseRun> runs;
   runs.reserve(batch.size());
+  std::vector<std::string> wrong_algorithm;
   for (const Case& c : batch) {
-    runs.emplace_back(c, rank_, nranks_);
+    runs.emplace_back(c, rank_, nranks_, arena_.get());
     std::string error;
     if (runs.back().Start(comm_, &error) != weftSuccess) {
       tally_->fatal = "ERROR " + Describe(c) + " rank=" + std::to_string(rank_) + ": " + error;
       return;
     }
+    if (opts_.expect_single_pass && c.mode == Mode::kBlocking) {
+      std::string bad = CheckAlgorithm(c);
+      if (!bad.empty()) wrong_algorithm.push_back(bad);
+    }
   }
+  for (const std::string& bad : wrong_algorithm) Record(bad);
   if (batch.front().mode != Mode::kBlocking) Complete(runs, batch.front().mode);
   if (!tally_->fatal.empty()) return;
   for (CaseRun& run : runs) {

@@ -5,6 +5,7 @@
 // next.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,7 @@ struct Tally {
 
 class Runner {
  public:
-  Runner(weftComm_t comm, int rank, int nranks, const Options& opts, Tally* tally)
-      : comm_(comm), rank_(rank), nranks_(nranks), opts_(opts), tally_(tally) {}
+  Runner(weftComm_t comm, int rank, int nranks, const Options& opts, Tally* tally);
 
   // The full matrix (opts.colls x dtypes x ops x roots x placements x modes x counts).
   void RunMatrix();
@@ -32,16 +32,21 @@ class Runner {
   void RunBatch(const std::vector<Case>& batch);
 
   uint64_t NextSalt() { return ++salt_; }
+  // Deregisters and frees the shared arena: before the communicator is destroyed.
+  void ReleaseMemory() { arena_.reset(); }
 
  private:
   void Complete(std::vector<CaseRun>& runs, Mode mode);
   void Record(const std::string& failure);
+  // --expect-single-pass: "" when the blocking case `c` ran the algorithm it should.
+  std::string CheckAlgorithm(const Case& c);
 
   weftComm_t comm_;
   int rank_, nranks_;
   const Options& opts_;
   Tally* tally_;
   uint64_t salt_ = 0;
+  std::unique_ptr<SharedArena> arena_;  // --mem=shared (or even, on even ranks)
 };
 
 }  // namespace check

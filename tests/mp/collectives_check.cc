@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     return 2;  // no weftCommDestroy: peers may be stuck in a collective we abandoned
   }
+  runner.ReleaseMemory();
   res = weftCommDestroy(comm);
   if (res != weftSuccess) {
     std::fprintf(stderr, "collectives_check: weftCommDestroy failed: %s\n",

@@ -54,17 +54,21 @@ Margin RailButterflyMargin(const CostModel& c);
 
 Schedule BuildReduceBinomial(const CollectiveSpec& spec);
 Schedule BuildReduceRing(const CollectiveSpec& spec);
+Schedule BuildReduceSinglePass(const CollectiveSpec& spec);
 double EstimateReduceBinomialUs(const CostQuery& q, const CostModel& c);
 double EstimateReduceRingUs(const CostQuery& q, const CostModel& c);
+double EstimateReduceSinglePassUs(const CostQuery& q, const CostModel& c);
 
 Schedule BuildBroadcastHierarchical(const CollectiveSpec& spec);
 Schedule BuildBroadcastBinomial(const CollectiveSpec& spec);
 Schedule BuildBroadcastRing(const CollectiveSpec& spec);
 Schedule BuildBroadcastScatterAllGather(const CollectiveSpec& spec);
+Schedule BuildBroadcastSinglePass(const CollectiveSpec& spec);
 double EstimateBroadcastHierarchicalUs(const CostQuery& q, const CostModel& c);
 double EstimateBroadcastBinomialUs(const CostQuery& q, const CostModel& c);
 double EstimateBroadcastRingUs(const CostQuery& q, const CostModel& c);
 double EstimateBroadcastScatterAllGatherUs(const CostQuery& q, const CostModel& c);
+double EstimateBroadcastSinglePassUs(const CostQuery& q, const CostModel& c);
 Margin BroadcastHierarchicalMargin(const CostModel& c);
 
 Schedule BuildAllGatherHierarchical(const CollectiveSpec& spec);
@@ -72,20 +76,24 @@ Schedule BuildAllGatherHierarchicalDoubling(const CollectiveSpec& spec);
 Schedule BuildAllGatherRing(const CollectiveSpec& spec);
 Schedule BuildAllGatherRecursiveDoubling(const CollectiveSpec& spec);
 Schedule BuildAllGatherBruck(const CollectiveSpec& spec);
+Schedule BuildAllGatherSinglePass(const CollectiveSpec& spec);
 double EstimateAllGatherHierarchicalUs(const CostQuery& q, const CostModel& c);
 double EstimateAllGatherHierarchicalDoublingUs(const CostQuery& q, const CostModel& c);
 double EstimateAllGatherRingUs(const CostQuery& q, const CostModel& c);
 double EstimateAllGatherRecursiveDoublingUs(const CostQuery& q, const CostModel& c);
 double EstimateAllGatherBruckUs(const CostQuery& q, const CostModel& c);
+double EstimateAllGatherSinglePassUs(const CostQuery& q, const CostModel& c);
 
 Schedule BuildReduceScatterHierarchical(const CollectiveSpec& spec);
 Schedule BuildReduceScatterRing(const CollectiveSpec& spec);
 Schedule BuildReduceScatterPairwise(const CollectiveSpec& spec);
 Schedule BuildReduceScatterRecursiveHalving(const CollectiveSpec& spec);
+Schedule BuildReduceScatterSinglePass(const CollectiveSpec& spec);
 double EstimateReduceScatterHierarchicalUs(const CostQuery& q, const CostModel& c);
 double EstimateReduceScatterRingUs(const CostQuery& q, const CostModel& c);
 double EstimateReduceScatterPairwiseUs(const CostQuery& q, const CostModel& c);
 double EstimateReduceScatterRecursiveHalvingUs(const CostQuery& q, const CostModel& c);
+double EstimateReduceScatterSinglePassUs(const CostQuery& q, const CostModel& c);
 
 Schedule BuildAllToAllPairwise(const CollectiveSpec& spec);
 Schedule BuildAllToAllBruck(const CollectiveSpec& spec);
@@ -94,13 +102,17 @@ double EstimateAllToAllBruckUs(const CostQuery& q, const CostModel& c);
 
 Schedule BuildGatherBinomial(const CollectiveSpec& spec);
 Schedule BuildGatherLinear(const CollectiveSpec& spec);
+Schedule BuildGatherSinglePass(const CollectiveSpec& spec);
 double EstimateGatherBinomialUs(const CostQuery& q, const CostModel& c);
 double EstimateGatherLinearUs(const CostQuery& q, const CostModel& c);
+double EstimateGatherSinglePassUs(const CostQuery& q, const CostModel& c);
 
 Schedule BuildScatterBinomial(const CollectiveSpec& spec);
 Schedule BuildScatterLinear(const CollectiveSpec& spec);
+Schedule BuildScatterSinglePass(const CollectiveSpec& spec);
 double EstimateScatterBinomialUs(const CostQuery& q, const CostModel& c);
 double EstimateScatterLinearUs(const CostQuery& q, const CostModel& c);
+double EstimateScatterSinglePassUs(const CostQuery& q, const CostModel& c);
 
 // No estimate: the barrier is the only algorithm of its collective.
 Schedule BuildBarrierDissemination(const CollectiveSpec& spec);

@@ -17,6 +17,7 @@
 // before rank r writes it (its own steps are in order).
 #include "sched/algorithms/algorithms.h"
 #include "sched/algorithms/builder.h"
+#include "sched/algorithms/single_pass.h"
 
 namespace weft::sched::algo {
 
@@ -32,24 +33,20 @@ Schedule BuildAllReduceSinglePass(const CollectiveSpec& spec) {
   }
   const size_t off = ChunkOffset(spec.count, n, r);
   const size_t cnt = ChunkSize(spec.count, n, r);
-  for (int p = 0; p < n; ++p)
-    if (p != r) b.Sync(p);
+  SyncWithEveryPeer(b, r, n);
   b.NewRound();
   b.Copy(Out(off, cnt), In(off, cnt));
   for (int k = 1; k < n; ++k) b.PeerReduce(Out(off, cnt), RingPeer(r, n, k), In(off, cnt));
   for (int k = 1; k < n; ++k) b.PeerWrite(RingPeer(r, n, k), Out(off, cnt), Out(off, cnt));
   b.NewRound();
-  for (int p = 0; p < n; ++p)
-    if (p != r) b.Sync(p);
+  SyncWithEveryPeer(b, r, n);
   return b.Finish();
 }
 
-// The model's steps: two flag exchanges (a latency each), then each rank reads the whole
-// vector (its chunk of every input) and writes it (its chunk into every output), at the
-// host's bandwidth, all ranks in parallel.
+// Each rank reads the whole vector (its chunk of every input) and writes it (its chunk
+// into every output).
 double EstimateAllReduceSinglePassUs(const CostQuery& q, const CostModel& c) {
-  const double us_per_byte = 8.0 / (c.intra_gbps * 1e3);
-  return 2 * c.intra_alpha_us + 2 * q.bytes() * us_per_byte;
+  return SinglePassUs(c, 2 * q.bytes());
 }
 
 }  // namespace weft::sched::algo

@@ -380,11 +380,13 @@ class Machine {
       Region src, dst;
       (void)Resolve(s.layout, step.src, &src);
       (void)Resolve(s.layout, step.dst, &dst);
+      // A copy onto itself (an in-place call's input is its output) touches nothing: the
+      // executor skips it too, so a peer may read those elements meanwhile.
+      if (step.kind == StepKind::kCopy && Same(src, dst)) continue;
       Log(r, r, src, false, i);
       Log(r, r, dst, true, i);
       if (step.kind == StepKind::kCopy) {
-        if (!Same(src, dst))
-          std::memcpy(s.Ptr(dst, elem_), s.Ptr(src, elem_), step.src.count * elem_);
+        std::memcpy(s.Ptr(dst, elem_), s.Ptr(src, elem_), step.src.count * elem_);
       } else if (step.src.count > 0) {
         reduce_(s.Ptr(dst, elem_), s.Ptr(src, elem_), step.src.count);
       }

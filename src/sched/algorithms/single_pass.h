@@ -1,0 +1,29 @@
+// What the single-pass algorithms on registered buffers share (allreduce_single_pass.cc
+// and the files named *_single_pass.cc). Each is three rounds: a flag exchange with
+// every peer (they have all entered the call, their buffers are ready and nobody still
+// touches this rank's buffers for an earlier call), the accesses to the peers' buffers,
+// and a second flag exchange (every access is done, so each rank may return and its
+// caller may touch the buffers again). Between the two exchanges, no two ranks touch the
+// same elements where one of them writes: each algorithm's comment says why.
+#pragma once
+
+#include "sched/algorithms/builder.h"
+#include "sched/cost_model.h"
+
+namespace weft::sched::algo {
+
+// A kSync with every peer of `rank` in a world of `size`, in the current round.
+inline void SyncWithEveryPeer(Builder& b, int rank, int size) {
+  for (int p = 0; p < size; ++p)
+    if (p != rank) b.Sync(p);
+}
+
+// The model's time: two flag exchanges (a latency each), then the busiest rank moves
+// `busiest_bytes` (bytes read plus bytes written) at the host's bandwidth; the other
+// ranks work in parallel with it.
+inline double SinglePassUs(const CostModel& c, double busiest_bytes) {
+  const double us_per_byte = 8.0 / (c.intra_gbps * 1e3);
+  return 2 * c.intra_alpha_us + busiest_bytes * us_per_byte;
+}
+
+}  // namespace weft::sched::algo

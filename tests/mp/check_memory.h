@@ -1,0 +1,42 @@
+// Where collectives_check's buffers live (--mem, check_options.h): plain heap memory, or
+// one arena from weftMemAlloc registered with the communicator (weftCommRegister), so
+// that the calls can take the path for registered buffers (docs/TRANSPORTS.md,
+// "Registered buffers"). The arena is registered once and grown (freed and allocated
+// again, larger) when a batch needs more, as an application would keep its buffers.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "weft/weft.h"
+
+namespace check {
+
+enum class Memory { kPlain, kShared, kEven };  // kEven: shared on even ranks, plain on odd
+
+bool ParseMemory(const std::string& s, Memory* out);
+const char* MemoryName(Memory m);
+
+class SharedArena {
+ public:
+  explicit SharedArena(weftComm_t comm) : comm_(comm) {}
+  ~SharedArena();
+  SharedArena(const SharedArena&) = delete;
+  SharedArena& operator=(const SharedArena&) = delete;
+
+  // Makes room for `bytes` and hands out memory from the start again. On failure returns
+  // false and sets *error to the API's message.
+  bool Reset(size_t bytes, std::string* error);
+  // The next `bytes` of the arena, 8-byte aligned; nullptr when Reset reserved too little.
+  void* Take(size_t bytes);
+
+ private:
+  void Release();
+  weftComm_t comm_;
+  void* base_ = nullptr;
+  void* handle_ = nullptr;
+  size_t capacity_ = 0;
+  size_t used_ = 0;
+};
+
+}  // namespace check
