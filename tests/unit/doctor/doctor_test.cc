@@ -41,6 +41,16 @@ TEST(FlightRecorder, DumpRoundTripsThroughTheDoctorsParser) {
   EXPECT_EQ(dump->ops[1].status, "DeadlineExceeded: timed out \"x\"");
 }
 
+TEST(FlightRecorder, DumpCarriesTheCommunicatorsName) {
+  comm::FlightRecorder fr(7, 0, 2, "dp \"replicas\"");
+  const std::string json = fr.ToJson("x");
+  EXPECT_NE(json.find(R"("name": "dp \"replicas\"")"), std::string::npos) << json;
+  std::string error;
+  EXPECT_TRUE(ParseDump(json, &error)) << error;
+  comm::FlightRecorder unnamed(7, 0, 2);
+  EXPECT_NE(unnamed.ToJson("x").find(R"("name": "")"), std::string::npos);
+}
+
 TEST(FlightRecorder, KeepsTheLastEntriesOnly) {
   setenv("WEFT_FLIGHT_RECORDER_ENTRIES", "3", 1);
   comm::FlightRecorder fr(1, 0, 1);
