@@ -67,6 +67,14 @@ void WeftBackend::Issuer::operator()(
   }
 }
 
+void WeftBackend::ApplyTimeout(Timeout timeout, const char* name) {
+  const uint64_t want =
+      timeout.count() > 0 ? static_cast<uint64_t>(timeout.count()) : default_timeout_ms_;
+  if (want == comm_timeout_ms_) return;
+  Check(weftCommSetTimeout(comm_, want), name, comm_);
+  comm_timeout_ms_ = want;
+}
+
 void WeftBackend::CheckCoalescingDevice(c10::Device device, const char* name) {
   if (!coalescing_) return;
   if (!coalesced_device_) coalesced_device_ = device;
@@ -75,16 +83,17 @@ void WeftBackend::CheckCoalescingDevice(c10::Device device, const char* name) {
               *coalesced_device_, ", this one is on ", device, ")");
 }
 
-WorkPtr WeftBackend::Launch(OpType type, const char* name, c10::Device device,
+WorkPtr WeftBackend::Launch(OpType type, const char* name, Timeout timeout, c10::Device device,
                             std::vector<at::Tensor> outputs,
                             const std::function<void(Issuer&)>& issue,
                             std::function<void()> on_success,
                             std::vector<at::Tensor> keep_alive, bool point_to_point) {
   if (device.is_cuda()) {
-    return LaunchOnStream(type, name, device, std::move(outputs), issue, std::move(on_success),
-                          std::move(keep_alive), point_to_point);
+    return LaunchOnStream(type, name, timeout, device, std::move(outputs), issue,
+                          std::move(on_success), std::move(keep_alive), point_to_point);
   }
   auto work = c10::make_intrusive<WeftWork>(rank_, type, nullptr, std::move(outputs));
+  work->SetAbortGroup(AbortGroupFn());
   PendingOp op;
   op.work = work;
   op.name = name;
@@ -95,6 +104,7 @@ WorkPtr WeftBackend::Launch(OpType type, const char* name, c10::Device device,
   TORCH_CHECK(comm_ != nullptr, "weft ", name,
               ": the process group was shut down or aborted");
   CheckCoalescingDevice(device, name);
+  ApplyTimeout(timeout, name);
   Issuer issuer{comm_, name};
   issue(issuer);
   // Nothing in flight: fail in the caller's thread, as torch's own backends do for
@@ -108,7 +118,8 @@ WorkPtr WeftBackend::Launch(OpType type, const char* name, c10::Device device,
   return work;
 }
 
-WorkPtr WeftBackend::LaunchOnStream(OpType type, const char* name, c10::Device device,
+WorkPtr WeftBackend::LaunchOnStream(OpType type, const char* name, Timeout timeout,
+                                    c10::Device device,
                                     std::vector<at::Tensor> outputs,
                                     const std::function<void(Issuer&)>& issue,
                                     std::function<void()> on_success,
@@ -119,6 +130,7 @@ WorkPtr WeftBackend::LaunchOnStream(OpType type, const char* name, c10::Device d
     TORCH_CHECK(comm_ != nullptr, "weft ", name,
                 ": the process group was shut down or aborted");
     CheckCoalescingDevice(device, name);
+    ApplyTimeout(timeout, name);
     Issuer issuer{comm_, name, stream, /*on_stream=*/true};
     issue(issuer);
     // A stream call that fails has failed the communicator (weft), so the calls before
@@ -129,6 +141,7 @@ WorkPtr WeftBackend::LaunchOnStream(OpType type, const char* name, c10::Device d
     keep_alive.insert(keep_alive.end(), outputs.begin(), outputs.end());
     RecordOnCurrentStream(keep_alive, device);
     work = CompletedCudaWork(rank_, type, std::move(outputs), device);
+    work->SetAbortGroup(AbortGroupFn());
     if (!point_to_point) ++seq_;
     if (coalescing_) coalesced_.push_back(work);
   });
@@ -138,7 +151,7 @@ WorkPtr WeftBackend::LaunchOnStream(OpType type, const char* name, c10::Device d
 // --- reductions ---------------------------------------------------------------------
 
 WorkPtr WeftBackend::AllReduceMany(std::vector<at::Tensor>& tensors, const c10d::ReduceOp& op,
-                                   OpType type) {
+                                   OpType type, Timeout timeout) {
   std::vector<at::Tensor> bufs;
   std::vector<Reduction> reds;
   CopyBacks copy_backs;
@@ -160,19 +173,19 @@ WorkPtr WeftBackend::AllReduceMany(std::vector<at::Tensor>& tensors, const c10d:
   };
   // A copy for keep_alive: Launch's by-value arguments are built before `issue` runs.
   std::vector<at::Tensor> keep = bufs;
-  return Launch(type, "allreduce", device, tensors, issue, CopyBackFn(std::move(copy_backs)),
-                std::move(keep));
+  return Launch(type, "allreduce", timeout, device, tensors, issue,
+                CopyBackFn(std::move(copy_backs)), std::move(keep));
 }
 
 WorkPtr WeftBackend::allreduce(std::vector<at::Tensor>& tensors,
                                const c10d::AllreduceOptions& opts) {
   Single(tensors, "allreduce");
-  return AllReduceMany(tensors, opts.reduceOp, OpType::ALLREDUCE);
+  return AllReduceMany(tensors, opts.reduceOp, OpType::ALLREDUCE, opts.timeout);
 }
 
 WorkPtr WeftBackend::allreduce_coalesced(std::vector<at::Tensor>& tensors,
                                          const c10d::AllreduceCoalescedOptions& opts) {
-  return AllReduceMany(tensors, opts.reduceOp, OpType::ALLREDUCE_COALESCED);
+  return AllReduceMany(tensors, opts.reduceOp, OpType::ALLREDUCE_COALESCED, opts.timeout);
 }
 
 WorkPtr WeftBackend::reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
@@ -194,13 +207,14 @@ WorkPtr WeftBackend::reduce(std::vector<at::Tensor>& tensors, const c10d::Reduce
                               red.dtype, red.op, root, comm_, s);
     });
   };
-  return Launch(OpType::REDUCE, "reduce", device, tensors, issue, CopyBackFn(std::move(copy_backs)),
-                {buf});
+  return Launch(OpType::REDUCE, "reduce", opts.timeout, device, tensors, issue,
+                CopyBackFn(std::move(copy_backs)), {buf});
 }
 
 WorkPtr WeftBackend::ReduceScatterTensors(std::vector<at::Tensor>& outputs,
                                           std::vector<at::Tensor>& inputs,
-                                          const c10d::ReduceOp& op, OpType type) {
+                                          const c10d::ReduceOp& op, OpType type,
+                                          Timeout timeout) {
   TORCH_CHECK(outputs.size() == inputs.size(), "weft reduce_scatter: ", outputs.size(),
               " outputs but ", inputs.size(), " inputs");
   std::vector<at::Tensor> srcs, dsts;
@@ -229,21 +243,21 @@ WorkPtr WeftBackend::ReduceScatterTensors(std::vector<at::Tensor>& outputs,
   };
   std::vector<at::Tensor> keep = srcs;
   keep.insert(keep.end(), dsts.begin(), dsts.end());
-  return Launch(type, "reduce_scatter", device, outputs, issue, CopyBackFn(std::move(copy_backs)),
-                std::move(keep));
+  return Launch(type, "reduce_scatter", timeout, device, outputs, issue,
+                CopyBackFn(std::move(copy_backs)), std::move(keep));
 }
 
 WorkPtr WeftBackend::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                           const c10d::ReduceScatterOptions& opts) {
   std::vector<at::Tensor> outs{output}, ins{input};
-  return ReduceScatterTensors(outs, ins, opts.reduceOp, OpType::_REDUCE_SCATTER_BASE);
+  return ReduceScatterTensors(outs, ins, opts.reduceOp, OpType::_REDUCE_SCATTER_BASE, opts.timeout);
 }
 
 WorkPtr WeftBackend::reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
                                                      std::vector<at::Tensor>& inputs,
                                                      const c10d::ReduceScatterOptions& opts) {
   return ReduceScatterTensors(outputs, inputs, opts.reduceOp,
-                              OpType::REDUCE_SCATTER_TENSOR_COALESCED);
+                              OpType::REDUCE_SCATTER_TENSOR_COALESCED, opts.timeout);
 }
 
 WorkPtr WeftBackend::reduce_scatter(std::vector<at::Tensor>& outputs,
@@ -263,7 +277,7 @@ WorkPtr WeftBackend::reduce_scatter(std::vector<at::Tensor>& outputs,
     flat.narrow(0, r * out.numel(), out.numel()).copy_(in.reshape({-1}));
   }
   std::vector<at::Tensor> ins{flat};
-  return ReduceScatterTensors(outputs, ins, opts.reduceOp, OpType::REDUCE_SCATTER);
+  return ReduceScatterTensors(outputs, ins, opts.reduceOp, OpType::REDUCE_SCATTER, opts.timeout);
 }
 
 // --- data movement (bytes, any dtype) -----------------------------------------------
@@ -284,12 +298,13 @@ WorkPtr WeftBackend::broadcast(std::vector<at::Tensor>& tensors,
                                  comm_, s);
     });
   };
-  return Launch(OpType::BROADCAST, "broadcast", device, tensors, issue,
+  return Launch(OpType::BROADCAST, "broadcast", opts.timeout, device, tensors, issue,
                 CopyBackFn(std::move(copy_backs)), {buf});
 }
 
 WorkPtr WeftBackend::AllGatherTensors(std::vector<at::Tensor>& outputs,
-                                      std::vector<at::Tensor>& inputs, OpType type) {
+                                      std::vector<at::Tensor>& inputs, OpType type,
+                                      Timeout timeout) {
   TORCH_CHECK(outputs.size() == inputs.size(), "weft allgather: ", outputs.size(),
               " outputs but ", inputs.size(), " inputs");
   std::vector<at::Tensor> srcs, dsts;
@@ -316,24 +331,25 @@ WorkPtr WeftBackend::AllGatherTensors(std::vector<at::Tensor>& outputs,
   };
   std::vector<at::Tensor> keep = srcs;
   keep.insert(keep.end(), dsts.begin(), dsts.end());
-  return Launch(type, "allgather", device, outputs, issue, CopyBackFn(std::move(copy_backs)),
-                std::move(keep));
+  return Launch(type, "allgather", timeout, device, outputs, issue,
+                CopyBackFn(std::move(copy_backs)), std::move(keep));
 }
 
 WorkPtr WeftBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
                                      const c10d::AllgatherOptions& opts) {
   std::vector<at::Tensor> outs{output}, ins{input};
-  return AllGatherTensors(outs, ins, OpType::_ALLGATHER_BASE);
+  return AllGatherTensors(outs, ins, OpType::_ALLGATHER_BASE, opts.timeout);
 }
 
 WorkPtr WeftBackend::allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
                                                      std::vector<at::Tensor>& inputs,
                                                      const c10d::AllgatherOptions& opts) {
-  return AllGatherTensors(outputs, inputs, OpType::ALLGATHER_INTO_TENSOR_COALESCED);
+  return AllGatherTensors(outputs, inputs, OpType::ALLGATHER_INTO_TENSOR_COALESCED, opts.timeout);
 }
 
 WorkPtr WeftBackend::AllGatherLists(std::vector<std::vector<at::Tensor>>& per_input,
-                                    std::vector<at::Tensor>& inputs, OpType type) {
+                                    std::vector<at::Tensor>& inputs, OpType type,
+                                    Timeout timeout) {
   TORCH_CHECK(per_input.size() == inputs.size(), "weft allgather: ", per_input.size(),
               " output lists but ", inputs.size(), " inputs");
   // weft gathers into one buffer: gather into a flat buffer per input, then copy the
@@ -370,8 +386,8 @@ WorkPtr WeftBackend::AllGatherLists(std::vector<std::vector<at::Tensor>>& per_in
   };
   std::vector<at::Tensor> keep = srcs;
   keep.insert(keep.end(), flats.begin(), flats.end());
-  return Launch(type, "allgather", device, result, issue, CopyBackFn(std::move(copy_backs)),
-                std::move(keep));
+  return Launch(type, "allgather", timeout, device, result, issue,
+                CopyBackFn(std::move(copy_backs)), std::move(keep));
 }
 
 WorkPtr WeftBackend::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
@@ -388,14 +404,14 @@ WorkPtr WeftBackend::allgather_coalesced(std::vector<std::vector<at::Tensor>>& o
                 inputs.size(), ")");
     for (size_t i = 0; i < inputs.size(); ++i) per_input[i].push_back(outputs[r][i]);
   }
-  return AllGatherLists(per_input, inputs, OpType::ALLGATHER_COALESCED);
+  return AllGatherLists(per_input, inputs, OpType::ALLGATHER_COALESCED, opts.timeout);
 }
 
 WorkPtr WeftBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
                                std::vector<at::Tensor>& inputs,
                                const c10d::AllgatherOptions& opts) {
   Single(inputs, "allgather");
-  return AllGatherLists(outputs, inputs, OpType::ALLGATHER);
+  return AllGatherLists(outputs, inputs, OpType::ALLGATHER, opts.timeout);
 }
 
 WorkPtr WeftBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -437,8 +453,8 @@ WorkPtr WeftBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
   };
   std::vector<at::Tensor> keep{src};
   if (is_root) keep.push_back(flat);
-  return Launch(OpType::GATHER, "gather", device, result, issue, CopyBackFn(std::move(copy_backs)),
-                std::move(keep));
+  return Launch(OpType::GATHER, "gather", opts.timeout, device, result, issue,
+                CopyBackFn(std::move(copy_backs)), std::move(keep));
 }
 
 WorkPtr WeftBackend::scatter(std::vector<at::Tensor>& outputs,
@@ -478,11 +494,12 @@ WorkPtr WeftBackend::scatter(std::vector<at::Tensor>& outputs,
   };
   std::vector<at::Tensor> keep{dst};
   if (is_root) keep.push_back(flat);
-  return Launch(OpType::SCATTER, "scatter", device, outputs, issue,
+  return Launch(OpType::SCATTER, "scatter", opts.timeout, device, outputs, issue,
                 CopyBackFn(std::move(copy_backs)), std::move(keep));
 }
 
-WorkPtr WeftBackend::Exchange(OpType type, c10::Device device, std::vector<at::Tensor> outputs,
+WorkPtr WeftBackend::Exchange(OpType type, Timeout timeout, c10::Device device,
+                              std::vector<at::Tensor> outputs,
                               std::vector<at::Tensor> send_bufs,
                               std::vector<at::Tensor> recv_bufs,
                               std::function<void()> on_success,
@@ -531,7 +548,7 @@ WorkPtr WeftBackend::Exchange(OpType type, c10::Device device, std::vector<at::T
       }
     }
   };
-  return Launch(type, "alltoall", device, std::move(outputs), issue, std::move(on_success),
+  return Launch(type, "alltoall", timeout, device, std::move(outputs), issue, std::move(on_success),
                 std::move(keep_alive), /*point_to_point=*/true);
 }
 
@@ -558,7 +575,7 @@ WorkPtr WeftBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
                                   weftUint8, comm_, s);
       });
     };
-    return Launch(OpType::ALLTOALL_BASE, "alltoall", device, {output}, issue,
+    return Launch(OpType::ALLTOALL_BASE, "alltoall", opts.timeout, device, {output}, issue,
                   CopyBackFn(std::move(copy_backs)), {src, dst});
   }
   // Unequal splits: weft's all-to-all takes one count, so exchange pairwise with
@@ -586,7 +603,8 @@ WorkPtr WeftBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
     }
     return out;
   };
-  return Exchange(OpType::ALLTOALL_BASE, device, {output}, slices(src, input_split_sizes, "input"),
+  return Exchange(OpType::ALLTOALL_BASE, opts.timeout, device, {output},
+                  slices(src, input_split_sizes, "input"),
                   slices(dst, output_split_sizes, "output"), CopyBackFn(std::move(copy_backs)),
                   {src, dst});
 }
@@ -607,8 +625,8 @@ WorkPtr WeftBackend::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::
   }
   std::vector<at::Tensor> keep = srcs;
   keep.insert(keep.end(), dsts.begin(), dsts.end());
-  return Exchange(OpType::ALLTOALL, device, outputs, srcs, dsts, CopyBackFn(std::move(copy_backs)),
-                  std::move(keep));
+  return Exchange(OpType::ALLTOALL, opts.timeout, device, outputs, srcs, dsts,
+                  CopyBackFn(std::move(copy_backs)), std::move(keep));
 }
 
 // --- point to point and barrier ------------------------------------------------------
@@ -626,8 +644,8 @@ WorkPtr WeftBackend::send(std::vector<at::Tensor>& tensors, int dst_rank, int ta
       return weftSendStream(StreamPtr(buf), Bytes(buf), weftUint8, dst_rank, comm_, s);
     });
   };
-  return Launch(OpType::SEND, "send", t.device(), tensors, issue, nullptr, {buf},
-                /*point_to_point=*/true);
+  return Launch(OpType::SEND, "send", c10d::kUnsetTimeout, t.device(), tensors, issue, nullptr,
+                {buf}, /*point_to_point=*/true);
 }
 
 WorkPtr WeftBackend::recv(std::vector<at::Tensor>& tensors, int src_rank, int tag) {
@@ -641,8 +659,8 @@ WorkPtr WeftBackend::recv(std::vector<at::Tensor>& tensors, int src_rank, int ta
       return weftRecvStream(StreamPtr(buf), Bytes(buf), weftUint8, src_rank, comm_, s);
     });
   };
-  return Launch(OpType::RECV, "recv", t.device(), tensors, issue, CopyBackFn(std::move(copy_backs)),
-                {buf}, /*point_to_point=*/true);
+  return Launch(OpType::RECV, "recv", c10d::kUnsetTimeout, t.device(), tensors, issue,
+                CopyBackFn(std::move(copy_backs)), {buf}, /*point_to_point=*/true);
 }
 
 // A host barrier for CPU and CUDA alike (torch hands in no tensors): weft runs it after
@@ -653,7 +671,8 @@ WorkPtr WeftBackend::barrier(const c10d::BarrierOptions& opts) {
     is([&](weftRequest_t* r) { return weftIBarrier(comm_, r); },
        [&](weftStream_t s) { return weftBarrierStream(comm_, s); });
   };
-  return Launch(OpType::BARRIER, "barrier", c10::Device(c10::kCPU), {}, issue, nullptr, {});
+  return Launch(OpType::BARRIER, "barrier", opts.timeout, c10::Device(c10::kCPU), {}, issue,
+                nullptr, {});
 }
 
 }  // namespace weft_torch

@@ -24,10 +24,14 @@ class WeftBackend : public c10d::Backend {
  public:
   // Collective over the group: rank 0 creates a weftUniqueId and publishes it in
   // `store` (torch's TCPStore, already prefixed per process group), the others read it,
-  // and all call weftCommInitRank. `timeout` becomes WEFT_TIMEOUT unless that is set.
+  // and all call weftCommInitRankConfig. `timeout` (torch's group timeout) becomes the
+  // communicator's timeout, unless WEFT_TIMEOUT is set, which then wins. `name`: the
+  // communicator's name in weft's errors and logs ("" for none).
   WeftBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-              std::chrono::milliseconds timeout);
+              std::chrono::milliseconds timeout, const std::string& name = "");
   // Takes ownership of `comm`, an initialized communicator (weftCommShrink's result).
+  // `timeout`: the group timeout for operations without their own (0: the one `comm`
+  // has).
   WeftBackend(weftComm_t comm, int rank, int size, std::chrono::milliseconds timeout);
   ~WeftBackend() override;
 
@@ -42,6 +46,11 @@ class WeftBackend : public c10d::Backend {
   // (bounded, about 100 ms) and the peers' calls fail naming this rank. The group is
   // unusable afterwards.
   void abort() override;
+  // torch's ProcessGroup._set_default_timeout / Backend::setTimeout: the timeout of the
+  // operations issued from now on that carry none of their own (an options struct's
+  // `timeout` wins for its operation). Each operation keeps the timeout it was issued
+  // with (weftCommSetTimeout). Wins over WEFT_TIMEOUT: it is an explicit request.
+  void setTimeout(std::chrono::milliseconds timeout) override;
 
   // Coalescing (torch's _coalescing_manager, batch_isend_irecv): the ops issued in
   // between run as they are issued (weft's calls are non-blocking already); the Work of
@@ -115,6 +124,8 @@ class WeftBackend : public c10d::Backend {
   // Issues the weft calls of one operation; stops at the first call that fails. Each
   // call is given in both forms: non-blocking (CPU tensors: collects the requests) and on
   // a stream (CUDA tensors: `stream` set, `on_stream` true).
+  using Timeout = std::chrono::milliseconds;  // an options struct's; <= 0: unset
+
   struct Issuer {
     weftComm_t comm;
     const char* name;
@@ -129,7 +140,9 @@ class WeftBackend : public c10d::Backend {
   // CPU (`device` is the CPU): issues `issue` under the issue lock (so the Completer sees
   // weft's issue order) and hands the requests to the Completer. Throws at once if
   // nothing could be issued. CUDA: LaunchOnStream.
-  c10::intrusive_ptr<c10d::Work> Launch(c10d::OpType type, const char* name, c10::Device device,
+  // `timeout`: the operation's (its options struct's), else (unset) the group's.
+  c10::intrusive_ptr<c10d::Work> Launch(c10d::OpType type, const char* name, Timeout timeout,
+                                        c10::Device device,
                                         std::vector<at::Tensor> outputs,
                                         const std::function<void(Issuer&)>& issue,
                                         std::function<void()> on_success,
@@ -140,7 +153,7 @@ class WeftBackend : public c10d::Backend {
   // Throws if a call fails. Blocks for as long as weft's stream calls do (by default
   // until the operation is complete, WEFT_CUDA_STREAM_WAIT).
   c10::intrusive_ptr<c10d::Work> LaunchOnStream(c10d::OpType type, const char* name,
-                                                c10::Device device,
+                                                Timeout timeout, c10::Device device,
                                                 std::vector<at::Tensor> outputs,
                                                 const std::function<void(Issuer&)>& issue,
                                                 std::function<void()> on_success,
@@ -149,30 +162,41 @@ class WeftBackend : public c10d::Backend {
   // Requires issue_mu_. Inside startCoalescing/endCoalescing every op must be on the
   // device of the first (one Work for the batch, CPU-style or stream-ordered).
   void CheckCoalescingDevice(c10::Device device, const char* name);
+  // Requires issue_mu_. Gives comm_ the timeout of the operation about to be issued
+  // (weftCommSetTimeout), when it differs from the one it has.
+  void ApplyTimeout(Timeout timeout, const char* name);
+  // What a Work's abort() calls: abort() on this backend if it still exists (a weak
+  // reference: a Work may outlive its group).
+  std::function<void()> AbortGroupFn();
 
   c10::intrusive_ptr<c10d::Work> AllReduceMany(std::vector<at::Tensor>& tensors,
-                                               const c10d::ReduceOp& op, c10d::OpType type);
+                                               const c10d::ReduceOp& op, c10d::OpType type,
+                                               Timeout timeout);
   c10::intrusive_ptr<c10d::Work> AllGatherTensors(std::vector<at::Tensor>& outputs,
                                                   std::vector<at::Tensor>& inputs,
-                                                  c10d::OpType type);
+                                                  c10d::OpType type, Timeout timeout);
   // All-gathers inputs[i] into per_input[i] (world-size tensors each).
   c10::intrusive_ptr<c10d::Work> AllGatherLists(std::vector<std::vector<at::Tensor>>& per_input,
                                                 std::vector<at::Tensor>& inputs,
-                                                c10d::OpType type);
+                                                c10d::OpType type, Timeout timeout);
   c10::intrusive_ptr<c10d::Work> ReduceScatterTensors(std::vector<at::Tensor>& outputs,
                                                       std::vector<at::Tensor>& inputs,
                                                       const c10d::ReduceOp& op,
-                                                      c10d::OpType type);
+                                                      c10d::OpType type, Timeout timeout);
   // Pairwise exchange: send_bufs[p] to p and recv_bufs[p] from p (byte buffers of this
   // rank's own slot are copied locally). Used by alltoall with unequal splits.
-  c10::intrusive_ptr<c10d::Work> Exchange(c10d::OpType type, c10::Device device,
-                                          std::vector<at::Tensor> outputs,
+  c10::intrusive_ptr<c10d::Work> Exchange(c10d::OpType type, Timeout timeout,
+                                          c10::Device device, std::vector<at::Tensor> outputs,
                                           std::vector<at::Tensor> send_bufs,
                                           std::vector<at::Tensor> recv_bufs,
                                           std::function<void()> on_success,
                                           std::vector<at::Tensor> keep_alive);
 
   std::chrono::milliseconds timeout_;  // the init timeout, for splits without options
+  // The timeout of operations without their own: the init timeout (or the one WEFT_TIMEOUT
+  // gave the communicator), then setTimeout's (issue_mu_).
+  uint64_t default_timeout_ms_ = 0;
+  uint64_t comm_timeout_ms_ = 0;  // the one comm_ has now (issue_mu_)
   weftComm_t comm_ = nullptr;
   std::mutex issue_mu_;  // weft: one thread at a time per communicator
   std::unique_ptr<Completer> completer_;
@@ -182,8 +206,10 @@ class WeftBackend : public c10d::Backend {
   std::optional<c10::Device> coalesced_device_;  // the first one's device (issue_mu_)
 };
 
+// `name`: the weft communicator's name ("" for none), as WeftBackend's.
 c10::intrusive_ptr<c10d::Backend> CreateWeftBackend(const c10::intrusive_ptr<c10d::Store>& store,
                                                     int rank, int size,
-                                                    const std::chrono::duration<float>& timeout);
+                                                    const std::chrono::duration<float>& timeout,
+                                                    const std::string& name);
 
 }  // namespace weft_torch

@@ -1,6 +1,5 @@
 // Creating and destroying the backend: rendezvous through torch's store, then weft.
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -14,35 +13,19 @@ namespace {
 // One key per process group: torch hands each group its own prefixed store.
 constexpr const char* kUniqueIdKey = "weft/unique_id";
 
-// weft reads WEFT_TIMEOUT when a communicator is created and has no other way to be
-// given a timeout, so torch's `timeout=` is passed through the environment for the
-// duration of the init (only when the user has not set WEFT_TIMEOUT, which then wins).
-// A weftCommInitRankConfig(timeout) in the C API would remove this.
-class TimeoutForInit {
- public:
-  explicit TimeoutForInit(std::chrono::milliseconds timeout) : lock_(Mutex()) {
-    if (std::getenv("WEFT_TIMEOUT") != nullptr || timeout.count() <= 0) return;
-    double seconds = std::ceil(timeout.count() / 1000.0);
-    setenv("WEFT_TIMEOUT", std::to_string(static_cast<long long>(seconds)).c_str(), 1);
-    set_ = true;
-  }
-  ~TimeoutForInit() {
-    if (set_) unsetenv("WEFT_TIMEOUT");
-  }
-
- private:
-  static std::mutex& Mutex() {
-    static std::mutex mu;
-    return mu;
-  }
-  std::lock_guard<std::mutex> lock_;
-  bool set_ = false;
-};
+// torch fills in a group timeout whether or not the user passed one (30 minutes by
+// default), so it cannot tell a chosen value from the default: WEFT_TIMEOUT, which only
+// a user sets, wins over it. Timeouts given later (an operation's options, setTimeout)
+// are explicit, and win over WEFT_TIMEOUT.
+int64_t InitTimeoutMs(std::chrono::milliseconds timeout) {
+  if (std::getenv("WEFT_TIMEOUT") != nullptr || timeout.count() <= 0) return 0;
+  return static_cast<int64_t>(timeout.count());
+}
 
 }  // namespace
 
 WeftBackend::WeftBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-                         std::chrono::milliseconds timeout)
+                         std::chrono::milliseconds timeout, const std::string& name)
     : c10d::Backend(rank, size), timeout_(timeout) {
   weftUniqueId id;
   if (rank == 0) {
@@ -54,16 +37,38 @@ WeftBackend::WeftBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                 bytes.size(), " bytes, expected ", sizeof id.internal);
     std::memcpy(id.internal, bytes.data(), sizeof id.internal);
   }
-  {
-    TimeoutForInit timeout_env(timeout);
-    Check(weftCommInitRank(&comm_, size, id, rank), "init (weftCommInitRank)", nullptr);
-  }
+  weftConfig_t config = WEFT_CONFIG_INITIALIZER;
+  config.timeout_ms = InitTimeoutMs(timeout);
+  config.name = name.empty() ? nullptr : name.c_str();
+  Check(weftCommInitRankConfig(&comm_, size, id, rank, &config), "init (weftCommInitRankConfig)",
+        nullptr);
+  Check(weftCommGetTimeout(comm_, &comm_timeout_ms_), "init (weftCommGetTimeout)", comm_);
+  default_timeout_ms_ = comm_timeout_ms_;
   completer_ = std::make_unique<Completer>(comm_);
 }
 
 WeftBackend::WeftBackend(weftComm_t comm, int rank, int size, std::chrono::milliseconds timeout)
     : c10d::Backend(rank, size), timeout_(timeout), comm_(comm) {
+  Check(weftCommGetTimeout(comm_, &comm_timeout_ms_), "weftCommGetTimeout", comm_);
+  default_timeout_ms_ =
+      timeout.count() > 0 ? static_cast<uint64_t>(timeout.count()) : comm_timeout_ms_;
   completer_ = std::make_unique<Completer>(comm_);
+}
+
+void WeftBackend::setTimeout(std::chrono::milliseconds timeout) {
+  TORCH_CHECK_VALUE(timeout.count() > 0, "weft set_timeout: rank ", rank_,
+                    ": the timeout must be positive (got ", timeout.count(), " ms)");
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  // Applied to comm_ when the next operation is issued (ApplyTimeout).
+  default_timeout_ms_ = static_cast<uint64_t>(timeout.count());
+}
+
+std::function<void()> WeftBackend::AbortGroupFn() {
+  c10::weak_intrusive_ptr<WeftBackend> weak(
+      c10::intrusive_ptr<WeftBackend>::unsafe_reclaim_from_nonowning(this));
+  return [weak] {
+    if (c10::intrusive_ptr<WeftBackend> backend = weak.lock()) backend->abort();
+  };
 }
 
 WeftBackend::~WeftBackend() { shutdown(); }
@@ -75,9 +80,14 @@ c10::intrusive_ptr<c10d::Backend> WeftBackend::shrink(const std::vector<int64_t>
                 "torch's SHRINK_DEFAULT/SHRINK_ABORT are passed through as weft's flags");
   std::vector<int> excluded(ranks_to_exclude.begin(), ranks_to_exclude.end());
   weftComm_t newcomm = nullptr;
+  std::chrono::milliseconds child_timeout;
   {
     // Bounded by 2 x WEFT_TIMEOUT (weft.h); nothing else may issue on comm_ meanwhile.
     std::lock_guard<std::mutex> lock(issue_mu_);
+    // The child's default: the options', else this group's (setTimeout's included).
+    child_timeout = opts && opts->timeout.count() > 0
+                        ? opts->timeout
+                        : std::chrono::milliseconds(default_timeout_ms_);
     TORCH_CHECK(comm_ != nullptr, "weft shrink: rank ", rank_,
                 ": the process group was shut down or aborted");
     Check(weftCommShrink(comm_, excluded.data(), static_cast<int>(excluded.size()), &newcomm,
@@ -87,7 +97,7 @@ c10::intrusive_ptr<c10d::Backend> WeftBackend::shrink(const std::vector<int64_t>
   int rank = 0, size = 0;
   weftCommUserRank(newcomm, &rank);
   weftCommCount(newcomm, &size);
-  return c10::make_intrusive<WeftBackend>(newcomm, rank, size, opts ? opts->timeout : timeout_);
+  return c10::make_intrusive<WeftBackend>(newcomm, rank, size, child_timeout);
 }
 
 void WeftBackend::shutdown() {
@@ -125,9 +135,10 @@ c10::intrusive_ptr<c10d::Backend> WeftBackend::split(const c10::intrusive_ptr<c1
 
 c10::intrusive_ptr<c10d::Backend> CreateWeftBackend(const c10::intrusive_ptr<c10d::Store>& store,
                                                     int rank, int size,
-                                                    const std::chrono::duration<float>& timeout) {
+                                                    const std::chrono::duration<float>& timeout,
+                                                    const std::string& name) {
   return c10::make_intrusive<WeftBackend>(
-      store, rank, size, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+      store, rank, size, std::chrono::duration_cast<std::chrono::milliseconds>(timeout), name);
 }
 
 }  // namespace weft_torch

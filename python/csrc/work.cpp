@@ -13,6 +13,10 @@ c10::intrusive_ptr<c10::ivalue::Future> WeftWork::getFuture() { return future_; 
 
 std::vector<at::Tensor> WeftWork::result() { return outputs_; }
 
+void WeftWork::abort() {
+  if (abort_group_) abort_group_();
+}
+
 void WeftWork::Complete(std::exception_ptr error) {
   // Work first, then the Future: a Future callback (DDP's) may inspect the Work.
   finish(error);

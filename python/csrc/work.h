@@ -10,6 +10,7 @@
 #include <ATen/core/ivalue.h>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
+#include <functional>
 #include <vector>
 
 namespace weft_torch {
@@ -29,7 +30,19 @@ class WeftWork : public c10d::Work {
   // for success.
   void Complete(std::exception_ptr error);
 
+  // torch's Work.abort(). weft aborts communicators, not single operations
+  // (weftCommAbort), so this aborts the whole process group, as ProcessGroupNCCL's
+  // WorkNCCL::abort aborts its communicator: this operation, if not complete, and every
+  // other one pending fail with weft's abort error (bounded, about 100 ms); peers' calls
+  // fail naming this rank; the group is unusable afterwards. A no-op once the group is
+  // gone. Any thread.
+  void abort() override;
+  // Set by the backend before the Work is handed out: aborts its group (holding no
+  // reference that keeps the group alive).
+  void SetAbortGroup(std::function<void()> abort_group) { abort_group_ = std::move(abort_group); }
+
  private:
+  std::function<void()> abort_group_;
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
 };

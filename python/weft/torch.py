@@ -31,8 +31,11 @@ except ImportError as e:
 BACKEND = "weft"
 
 
-def _create_backend(store, rank, size, timeout):
-    return _C.create_backend(store, rank, size, timeout)
+def _create_backend(opts, backend_options):
+    # torch's extended creator API: the group's name names the weft communicator
+    # ("weft:<group name>" in weft's errors and logs).
+    return _C.create_backend(opts.store, opts.group_rank, opts.group_size, opts.timeout,
+                             f"weft:{opts.group_id}")
 
 
 def cuda_support() -> tuple[bool, str]:
@@ -57,6 +60,6 @@ DEVICES = ["cpu", "cuda"]
 
 # Importing twice (or reloading) must not fail: torch refuses a second registration.
 if BACKEND not in dist.Backend.backend_list:
-    dist.Backend.register_backend(BACKEND, _create_backend, devices=DEVICES)
+    dist.Backend.register_backend(BACKEND, _create_backend, extended_api=True, devices=DEVICES)
 
 __all__ = ["BACKEND", "DEVICES", "cuda_support", "library_version"]
