@@ -131,6 +131,13 @@ WEFT_API weftResult_t weftCommInitFromEnv(weftComm_t* comm);
 /* Collective over `comm`: ranks with the same color form a new communicator, ordered
  * by (key, old rank). It starts with `comm`'s current timeout and no name. */
 WEFT_API weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newcomm);
+/* weftCommSplit with options for the new communicator (NCCL's ncclCommSplit config):
+ * its timeout_ms (0: `comm`'s current timeout) and name; config NULL: as weftCommSplit.
+ * A refused config (as weftCommInitRankConfig's) fails on this rank before the
+ * collective starts: every rank should pass a valid one, or the others wait for it until
+ * their timeout. */
+WEFT_API weftResult_t weftCommSplitConfig(weftComm_t comm, int color, int key,
+                                          weftComm_t* newcomm, const weftConfig_t* config);
 /* A new communicator of the ranks of `comm` that remain, numbered in their old order
  * (NCCL 2.19's ncclCommShrink, without the config). Works on a healthy communicator and,
  * the point of it, on one that failed (a rank died): the survivors agree on who remains

@@ -195,11 +195,21 @@ weftResult_t weftCommInitFromEnv(weftComm_t* comm) {
 }
 
 weftResult_t weftCommSplit(weftComm_t comm, int color, int key, weftComm_t* newcomm) {
+  return weftCommSplitConfig(comm, color, key, newcomm, nullptr);
+}
+
+weftResult_t weftCommSplitConfig(weftComm_t comm, int color, int key, weftComm_t* newcomm,
+                                 const weftConfig_t* config) {
   if (comm == nullptr) return NoComm();
   InCall in(comm);
   if (newcomm == nullptr) return Report(comm, weft::InvalidArgument("newcomm is NULL"));
   *newcomm = nullptr;
-  auto r = comm->impl->Split(color, key);
+  auto options = weft::comm::OptionsFromConfig(config);
+  if (!options.ok()) {
+    return Report(comm, options.status().WithContext(fmt::format(
+                            "rank {}: split (weftCommSplitConfig)", comm->impl->rank())));
+  }
+  auto r = comm->impl->Split(color, key, options.value());
   if (!r.ok()) return Report(comm, r.status());
   if (r.value()) *newcomm = new weftComm{std::move(r).value()};
   return weftSuccess;

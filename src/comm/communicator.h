@@ -97,7 +97,10 @@ class Communicator : private CallQueue::Runner {
   // The first fatal error (ok while the communicator is healthy).
   Status AsyncError() { return errors_.AsyncError(); }
   // Collective over this communicator; nullptr (and ok) for color < 0. (comm/split.cc)
-  Result<std::unique_ptr<Communicator>> Split(int color, int key);
+  // `options` (weftCommSplitConfig's, checked): a timeout of 0 takes this
+  // communicator's current one.
+  Result<std::unique_ptr<Communicator>> Split(int color, int key,
+                                              const CommOptions& options = {});
   const Bootstrap& bootstrap() const { return bootstrap_; }
   // 0, 1, 2, ...: the index of this rank's next weftCommShrink on this communicator (every
   // survivor counts its own calls, so the k-th calls meet in the same store keys).

@@ -28,7 +28,8 @@ Result<std::vector<std::string>> Communicator::AllGatherStrings(const std::strin
   return out;
 }
 
-Result<std::unique_ptr<Communicator>> Communicator::Split(int color, int key) {
+Result<std::unique_ptr<Communicator>> Communicator::Split(int color, int key,
+                                                          const CommOptions& options) {
   // 1. Everyone learns everyone's (color, key).
   int64_t mine[2] = {color < 0 ? -1 : color, key};
   std::vector<int64_t> all(2 * size_);
@@ -67,10 +68,11 @@ Result<std::unique_ptr<Communicator>> Communicator::Split(int color, int key) {
   h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
   h ^= h >> 29;
   // The child shares this communicator's store connection (weftCommShrink uses it) and
-  // its job key (its tcp connections authenticate with it), and its current timeout.
-  CommOptions inherited;
-  inherited.timeout_s = timeout_s();
-  return Create(new_rank, static_cast<int>(members.size()), h, gather, bootstrap_, inherited);
+  // its job key (its tcp connections authenticate with it), and, unless the options
+  // give one, its current timeout.
+  CommOptions child = options;
+  if (child.timeout_s <= 0) child.timeout_s = timeout_s();
+  return Create(new_rank, static_cast<int>(members.size()), h, gather, bootstrap_, child);
 }
 
 }  // namespace weft::comm

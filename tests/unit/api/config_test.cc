@@ -125,6 +125,43 @@ TEST(ConfigApiTest, ConfigTimeoutWinsOverWeftTimeout) {
   });
 }
 
+TEST(ConfigApiTest, SplitConfigGivesTheChildItsNameAndTimeout) {
+  ScopedEnv env("WEFT_TIMEOUT", "7");
+  RunRanksWithConfig(2, nullptr, [](int rank, weftComm_t comm) {
+    weftConfig_t bad = WEFT_CONFIG_INITIALIZER;
+    bad.blocking = 0;
+    weftComm_t child = reinterpret_cast<weftComm_t>(1);
+    // Refused on every rank before the collective: nobody waits for anybody.
+    EXPECT_EQ(weftCommSplitConfig(comm, 0, rank, &child, &bad), weftInvalidArgument);
+    EXPECT_EQ(child, nullptr);
+    std::string err = weftGetLastError(comm);
+    EXPECT_NE(err.find("rank " + std::to_string(rank) + ": split (weftCommSplitConfig)"),
+              std::string::npos) << err;
+    EXPECT_NE(err.find("weftConfig_t.blocking is 0"), std::string::npos) << err;
+
+    weftConfig_t config = WEFT_CONFIG_INITIALIZER;
+    config.name = "tp";
+    config.timeout_ms = 900;
+    ASSERT_EQ(weftCommSplitConfig(comm, 0, rank, &child, &config), weftSuccess)
+        << weftGetLastError(comm);
+    uint64_t ms = 0;
+    ASSERT_EQ(weftCommGetTimeout(child, &ms), weftSuccess);
+    EXPECT_EQ(ms, 900u);
+    float x = 0;
+    EXPECT_EQ(weftSend(&x, 1, weftFloat32, 9, child), weftInvalidArgument);
+    err = weftGetLastError(child);
+    EXPECT_EQ(err.rfind("communicator \"tp\": ", 0), 0u) << err;
+    EXPECT_EQ(weftCommDestroy(child), weftSuccess);
+    // timeout_ms 0: the parent's current timeout.
+    config.timeout_ms = 0;
+    ASSERT_EQ(weftCommSplitConfig(comm, 0, rank, &child, &config), weftSuccess)
+        << weftGetLastError(comm);
+    ASSERT_EQ(weftCommGetTimeout(child, &ms), weftSuccess);
+    EXPECT_EQ(ms, 7000u);
+    EXPECT_EQ(weftCommDestroy(child), weftSuccess);
+  });
+}
+
 TEST(ConfigApiTest, NameIsCopiedAndBeginsTheCommunicatorsErrors) {
   std::string name = "trainer-dp";
   weftConfig_t config = WEFT_CONFIG_INITIALIZER;
