@@ -314,7 +314,11 @@ weftResult_t weftCommSetTimeout(weftComm_t comm, uint64_t timeout_ms) {
 
 weftResult_t weftCommGetTimeout(const weftComm_t comm, uint64_t* timeout_ms) {
   if (comm == nullptr) return NoComm();
-  if (timeout_ms == nullptr) return Report(comm, weft::InvalidArgument("timeout_ms is NULL"));
+  if (timeout_ms == nullptr) {
+    return Report(comm, weft::InvalidArgument(fmt::format(
+                            "rank {}: weftCommGetTimeout: timeout_ms is NULL",
+                            comm->impl->rank())));
+  }
   // Rounded: WEFT_TIMEOUT may give fractions of a millisecond.
   *timeout_ms = static_cast<uint64_t>(comm->impl->timeout_s() * 1000.0 + 0.5);
   return weftSuccess;

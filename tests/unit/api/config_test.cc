@@ -192,6 +192,8 @@ TEST(ConfigApiTest, NameIsCopiedAndBeginsTheCommunicatorsErrors) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(weftCommSetTimeout(nullptr, 10), weftInvalidArgument);
+  uint64_t ms = 0;
+  EXPECT_EQ(weftCommGetTimeout(nullptr, &ms), weftInvalidArgument);
 }
 
 // Rank 0 receives from rank 1, which sends nothing and stays connected (so that the
