@@ -6,11 +6,14 @@
 # and merges medians into a table, JSON and a plot (bench/peers/merge.py).
 #
 #   bash scripts/compare.sh [--ranks N] [--ops all|allreduce,...] [-b 8] [-e 16M] [-f 2]
-#                           [-n 20] [-w 5] [--repeat 3] [--netns [--rate 5gbit]] [--out DIR]
-#                           [--no-install] [--no-build]
+#                           [-n 20] [-w 5] [--repeat 3] [--mem both|plain|shared]
+#                           [--netns [--rate 5gbit]] [--out DIR] [--no-install] [--no-build]
 #
 # Default: 2 ranks on this host; weft over shared memory, Open MPI over shared memory
-# (btl self,vader), Gloo over TCP loopback (it has no shared-memory transport).
+# (btl self,vader), Gloo over TCP loopback (it has no shared-memory transport). weft runs
+# twice per repeat, on plain buffers and on registered ones (weft-bench --mem shared:
+# weftMemAlloc + weftCommRegister); --mem picks one. The table adds each collective's
+# model limit (bench/peers/model_limit.py) and the fraction of it weft reached.
 # --netns: 2 ranks in two network namespaces joined by a veth pair; weft tcp, Open MPI
 # btl tcp, Gloo tcp, iperf3 across the veth. Needs root. --rate shapes both veth ends with
 # tc tbf (issue 3's 5 Gbit/s target); iperf3 then measures the shaped line. Results go to --out (default
@@ -22,9 +25,10 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 RANKS=2 OPS=all MINB=8 MAXB=16M STEP=2 ITERS=20 WARMUP=5 REPEAT=3 NETNS=0 INSTALL=1 BUILD=1
+MEM=both
 RATE=""
 OUT=""
-usage() { sed -n '8,11p' "$0" | sed 's/^# *//' >&2; exit 2; }
+usage() { sed -n '8,10p' "$0" | sed 's/^# *//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
     --ranks) RANKS=$2; shift 2 ;;
@@ -35,6 +39,7 @@ while [ $# -gt 0 ]; do
     -n) ITERS=$2; shift 2 ;;
     -w) WARMUP=$2; shift 2 ;;
     --repeat) REPEAT=$2; shift 2 ;;
+    --mem) MEM=$2; shift 2 ;;
     --netns) NETNS=1; shift ;;
     --rate) RATE=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
@@ -45,6 +50,11 @@ while [ $# -gt 0 ]; do
 done
 if [ -n "$RATE" ] && [ "$NETNS" != 1 ]; then
   echo "compare: --rate shapes the veth of --netns" >&2; exit 2
+fi
+case $MEM in both|plain|shared) ;; *) echo "compare: --mem both|plain|shared, not '$MEM'" >&2; exit 2 ;; esac
+if [ "$NETNS" = 1 ] && [ "$MEM" != plain ]; then
+  [ "$MEM" = shared ] && { echo "compare: --mem shared needs one host, not --netns" >&2; exit 2; }
+  MEM=plain  # registered buffers are shared memory: one host only
 fi
 if [ "$NETNS" = 1 ] && [ "$RANKS" != 2 ]; then
   echo "compare: --netns runs 2 ranks, one per namespace" >&2; exit 2
@@ -145,8 +155,13 @@ run_weft() {  # $1: repeat index
       wait_ranks || { cat "$TMP"/weft.*; return 1; }
       cat "$TMP/weft.0"
     else
-      timeout -k 5 $LIMIT "$WEFTRUN" -n "$RANKS" "$WEFTBENCH" --collective "$op" "${SIZES[@]}" -c 1 \
-        --json "$OUT/weft.$k.$op.json"
+      local mem name
+      for mem in plain shared; do
+        [ "$MEM" = both ] || [ "$MEM" = "$mem" ] || continue
+        name=weft; [ "$mem" = shared ] && name=weft_shared
+        timeout -k 5 $LIMIT "$WEFTRUN" -n "$RANKS" "$WEFTBENCH" --collective "$op" "${SIZES[@]}" \
+          -c 1 --mem "$mem" --json "$OUT/$name.$k.$op.json"
+      done
     fi
   done
 }

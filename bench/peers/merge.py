@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Merges one comparison run (scripts/compare.sh) into a table, JSON and a plot.
 
-Input: a directory holding weft.<k>.json (weft-bench --json), openmpi.<k>.json and
+Input: a directory holding weft.<k>.json (weft-bench --json), optionally
+weft_shared.<k>.json (weft-bench --mem shared: registered buffers), openmpi.<k>.json and
 gloo.<k>.json (bench/peers/*_bench --json), k = 1..repeats, plus limits.json
 (limit_probe) and optionally iperf.json (iperf3 -J). Each point is the median over the
 repeats of the slowest rank's average time per call (out of place).
@@ -10,6 +11,8 @@ Output, next to the input: compare.md (markdown tables), compare.json, and
 compare.png (matplotlib) or compare.svg (written directly when matplotlib is missing).
 
 Ratios are peer time / weft time = weft busbw / peer busbw: above 1 means weft is faster.
+With limits, each row also carries the memory model's limit (model_limit.py) and the
+fraction of it that weft reached on plain and on registered buffers.
 """
 import argparse
 import glob
@@ -19,8 +22,12 @@ import platform
 import statistics
 import sys
 
-LIBS = ["weft", "openmpi", "gloo"]
-LABELS = {"weft": "weft", "openmpi": "Open MPI", "gloo": "Gloo"}
+from model_limit import limit_us
+
+LIBS = ["weft", "weft_shared", "openmpi", "gloo"]
+WEFTS = ["weft", "weft_shared"]  # weft on plain and on registered buffers; the rest are peers
+LABELS = {"weft": "weft", "weft_shared": "weft registered", "openmpi": "Open MPI",
+          "gloo": "Gloo"}
 OP_ORDER = ["allreduce", "reduce", "broadcast", "allgather", "reducescatter", "alltoall",
             "gather", "scatter"]
 MIB = 1 << 20
@@ -88,8 +95,24 @@ def nearest(rows, op, target):
     return min(cands, key=lambda r: abs(r["size_bytes"] - target), default=None)
 
 
+def ratio_cells(r, wefts, peers):
+    """weft/peer and, with registered buffers, registered/peer and the limit fractions."""
+    cells = [fmt(r["ratio"][w].get(p), ".2f") for w in wefts for p in peers]
+    if r.get("limit_us") is not None:
+        cells.append(", ".join(fmt(r["of_limit"].get(w), ".2f") for w in wefts))
+    return cells
+
+
+def ratio_heads(wefts, peers, limits):
+    heads = [f"{LABELS[w]}/{LABELS[p]}" for w in wefts for p in peers]
+    if limits:
+        heads.append("of model limit: " + ", ".join(LABELS[w] for w in wefts))
+    return heads
+
+
 def write_markdown(path, summary, rows, libs_present, limits, iperf):
-    peers = [l for l in libs_present if l != "weft"]
+    peers = [l for l in libs_present if l not in WEFTS]
+    wefts = [l for l in libs_present if l in WEFTS]
     out = []
     out.append(f"# weft vs peers: {summary['nranks']} ranks, {summary['transport']}\n")
     m = summary["machine"]
@@ -101,7 +124,9 @@ def write_markdown(path, summary, rows, libs_present, limits, iperf):
     limit_line = ""
     if limits:
         limit_line += (f"Limits (one core, 16 MiB): memcpy {limits['memcpy_gbps']:.2f} GB/s, "
-                       f"float32 `a += b` {limits['add_float32_gbps']:.2f} GB/s.")
+                       f"float32 `a += b` {limits['add_float32_gbps']:.2f} GB/s; the model "
+                       "limit of each collective (bench/peers/model_limit.py) is computed "
+                       "from them, and 'of model limit' is that time / weft's time.")
     if iperf:
         limit_line += (f" Socket (iperf3, bidirectional, {iperf['where']}): "
                        f"{iperf['each_way_gbit']:.1f} Gbit/s each way "
@@ -115,7 +140,9 @@ def write_markdown(path, summary, rows, libs_present, limits, iperf):
         [f"small: {LABELS[l]} µs" for l in libs_present] +
         [f"1 MiB: {LABELS[l]} GB/s" for l in libs_present] +
         [f"16 MiB: {LABELS[l]} GB/s" for l in libs_present] +
-        [f"weft/{LABELS[p]} small, 1M, 16M" for p in peers]) + " |"
+        [f"{LABELS[w]}/{LABELS[p]} small, 1M, 16M" for w in wefts for p in peers] +
+        (["of model limit 1M, 16M: " + ", ".join(LABELS[w] for w in wefts)] if limits else [])
+    ) + " |"
     out.append("## Summary\n")
     out.append(head)
     out.append("|" + " --- |" * (head.count("|") - 1))
@@ -129,8 +156,13 @@ def write_markdown(path, summary, rows, libs_present, limits, iperf):
         cells += [fmt(small.get(l) and small[l]["time_us"], ".2f") for l in libs_present]
         cells += [fmt(one.get(l) and one[l]["busbw_gbps"], ".2f") for l in libs_present]
         cells += [fmt(sixteen.get(l) and sixteen[l]["busbw_gbps"], ".2f") for l in libs_present]
-        for p in peers:
-            cells.append(", ".join(fmt(r["ratio"].get(p), ".2f") for r in (small, one, sixteen)))
+        for w in wefts:
+            for p in peers:
+                cells.append(", ".join(fmt(r["ratio"].get(w, {}).get(p), ".2f")
+                                       for r in (small, one, sixteen)))
+        if limits:
+            cells.append("; ".join(", ".join(fmt(r.get("of_limit", {}).get(w), ".2f")
+                                             for w in wefts) for r in (one, sixteen)))
         out.append("| " + " | ".join(cells) + " |")
     out.append("")
     rss = summary.get("rss") or {}
@@ -151,14 +183,16 @@ def write_markdown(path, summary, rows, libs_present, limits, iperf):
         head = "| size (B) | " + " | ".join(
             [f"{LABELS[l]} µs" for l in libs_present] +
             [f"{LABELS[l]} busbw" for l in libs_present] +
-            [f"weft/{LABELS[p]}" for p in peers]) + " |"
+            (["model limit µs"] if limits else []) + ratio_heads(wefts, peers, limits)) + " |"
         out.append(head)
         out.append("|" + " ---: |" * (head.count("|") - 1))
         for r in op_rows:
             cells = [str(r["size_bytes"])]
             cells += [fmt(r.get(l) and r[l]["time_us"], ".2f") for l in libs_present]
             cells += [fmt(r.get(l) and r[l]["busbw_gbps"], ".3f") for l in libs_present]
-            cells += [fmt(r["ratio"].get(p), ".2f") for p in peers]
+            if limits:
+                cells.append(fmt(r.get("limit_us"), ".2f"))
+            cells += ratio_cells(r, wefts, peers)
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     with open(path, "w") as f:
@@ -213,7 +247,8 @@ def plot_svg(path, rows, libs_present, limits, title, op="allreduce"):
     y1 = max(y1, y0 + 1)
     px = lambda x: ml + (math.log2(x) - x0) / (x1 - x0) * (w - ml - mr)
     py = lambda y: h - mb - (math.log10(y) - y0) / (y1 - y0) * (h - mb - mt)
-    colors = {"weft": "#d62728", "openmpi": "#1f77b4", "gloo": "#2ca02c"}
+    colors = {"weft": "#d62728", "weft_shared": "#ff7f0e", "openmpi": "#1f77b4",
+              "gloo": "#2ca02c"}
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
            'font-family="sans-serif" font-size="11">',
            f'<rect width="{w}" height="{h}" fill="white"/>',
@@ -306,7 +341,14 @@ def main():
         r = {"op": op, "size_bytes": size}
         for lib in libs_present:
             r[lib] = data[lib].get((op, size))
-        r["ratio"] = {p: ratio(r["weft"], r[p]) for p in libs_present if p != "weft"}
+        peers = [p for p in libs_present if p not in WEFTS]
+        wefts = [w for w in libs_present if w in WEFTS]
+        r["ratio"] = {w: {p: ratio(r[w], r[p]) for p in peers} for w in wefts}
+        if limits:
+            r["limit_us"] = limit_us(op, size, args.nranks, os.cpu_count(),
+                                     limits.get("memcpy_gbps"), limits.get("add_float32_gbps"))
+            r["of_limit"] = {w: ratio(r[w], {"time_us": r["limit_us"]})
+                             if r[w] and r["limit_us"] else None for w in wefts}
         rows.append(r)
     summary = {"nranks": args.nranks, "transport": args.transport, "repeats": repeats,
                "machine": machine(), "versions": versions,
