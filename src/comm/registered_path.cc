@@ -6,20 +6,37 @@
 #include <algorithm>
 
 #include "core/log.h"
+#include "transport/shm/shared_buffer.h"
 
 namespace weft::comm {
 namespace {
 
-// Where [ptr, ptr + bytes) lies in a registration, if it does.
+// Registration numbers of buffers from weftMemAlloc that are not registered with the
+// communicator: the allocation's own number with the top bit set, so that they never equal
+// a registry's (PeerBufferKey tells a peer's buffers apart by this number).
+constexpr uint64_t kAllocationBit = uint64_t{1} << 63;
+
+// Where [ptr, ptr + bytes) lies in a registration, or else in a buffer from weftMemAlloc
+// (which every peer on the host can map just the same: registering it is optional), if
+// it does.
 bool RegionOf(const Registry& registry, const void* ptr, size_t bytes,
               transport::SharedRegion* out) {
   if (ptr == nullptr) return false;
-  const auto r = registry.Find(ptr, bytes == 0 ? 1 : bytes);
-  if (!r.has_value() || r->kind != MemoryKind::kHostShared || r->fd < 0) return false;
-  out->fd = r->fd;
-  out->registration = r->id;
-  out->fd_bytes = r->fd_bytes;
-  out->offset = r->fd_offset + (reinterpret_cast<uintptr_t>(ptr) - r->begin);
+  bytes = bytes == 0 ? 1 : bytes;
+  const auto r = registry.Find(ptr, bytes);
+  if (r.has_value() && r->kind == MemoryKind::kHostShared && r->fd >= 0) {
+    out->fd = r->fd;
+    out->registration = r->id;
+    out->fd_bytes = r->fd_bytes;
+    out->offset = r->fd_offset + (reinterpret_cast<uintptr_t>(ptr) - r->begin);
+    return true;
+  }
+  const auto shared = transport::shm::FindShared(ptr, bytes);
+  if (!shared.ok()) return false;
+  out->fd = shared.value().fd;
+  out->registration = kAllocationBit | shared.value().id;
+  out->fd_bytes = shared.value().alloc_bytes;
+  out->offset = shared.value().offset;
   return true;
 }
 

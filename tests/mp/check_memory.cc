@@ -7,6 +7,7 @@ namespace check {
 bool ParseMemory(const std::string& s, Memory* out) {
   if (s == "plain") *out = Memory::kPlain;
   else if (s == "shared") *out = Memory::kShared;
+  else if (s == "allocated") *out = Memory::kAllocated;
   else if (s == "even") *out = Memory::kEven;
   else return false;
   return true;
@@ -16,6 +17,7 @@ const char* MemoryName(Memory m) {
   switch (m) {
     case Memory::kPlain: return "plain";
     case Memory::kShared: return "shared";
+    case Memory::kAllocated: return "allocated";
     case Memory::kEven: return "even";
   }
   return "?";
@@ -25,7 +27,7 @@ SharedArena::~SharedArena() { Release(); }
 
 void SharedArena::Release() {
   if (base_ == nullptr) return;
-  if (weftCommDeregister(comm_, handle_) != weftSuccess ||
+  if ((comm_ != nullptr && weftCommDeregister(comm_, handle_) != weftSuccess) ||
       weftMemFree(base_) != weftSuccess) {
     std::fprintf(stderr, "collectives_check: releasing the shared arena: %s\n",
                  weftGetLastError(comm_));
@@ -41,7 +43,7 @@ bool SharedArena::Reset(size_t bytes, std::string* error) {
   size_t want = 1 << 20;
   while (want < bytes) want *= 2;
   weftResult_t res = weftMemAlloc(&base_, want);
-  if (res == weftSuccess) res = weftCommRegister(comm_, base_, want, &handle_);
+  if (res == weftSuccess && comm_ != nullptr) res = weftCommRegister(comm_, base_, want, &handle_);
   if (res != weftSuccess) {
     *error = std::string("shared arena of ") + std::to_string(want) +
              " bytes: " + weftGetErrorString(res) + ": " + weftGetLastError(comm_);

@@ -1,7 +1,7 @@
 // Where collectives_check's buffers live (--mem, check_options.h): plain heap memory, or
-// one arena from weftMemAlloc registered with the communicator (weftCommRegister), so
-// that the calls can take the path for registered buffers (docs/TRANSPORTS.md,
-// "Registered buffers"). The arena is registered once and grown (freed and allocated
+// one arena from weftMemAlloc, registered with the communicator (weftCommRegister) or
+// not, so that the calls can take the path for registered buffers (docs/TRANSPORTS.md,
+// "Registered buffers"). The arena is allocated once and grown (freed and allocated
 // again, larger) when a batch needs more, as an application would keep its buffers.
 #pragma once
 
@@ -12,13 +12,16 @@
 
 namespace check {
 
-enum class Memory { kPlain, kShared, kEven };  // kEven: shared on even ranks, plain on odd
+// kShared: registered; kAllocated: from weftMemAlloc, not registered; kEven: kShared on
+// even ranks, plain on odd ones.
+enum class Memory { kPlain, kShared, kAllocated, kEven };
 
 bool ParseMemory(const std::string& s, Memory* out);
 const char* MemoryName(Memory m);
 
 class SharedArena {
  public:
+  // `comm`: the communicator to register with, or nullptr to leave the arena unregistered.
   explicit SharedArena(weftComm_t comm) : comm_(comm) {}
   ~SharedArena();
   SharedArena(const SharedArena&) = delete;

@@ -21,6 +21,7 @@ Runner::Runner(weftComm_t comm, int rank, int nranks, const Options& opts, Tally
     : comm_(comm), rank_(rank), nranks_(nranks), opts_(opts), tally_(tally) {
   if (opts.memory == Memory::kShared || (opts.memory == Memory::kEven && rank % 2 == 0))
     arena_ = std::make_unique<SharedArena>(comm);
+  if (opts.memory == Memory::kAllocated) arena_ = std::make_unique<SharedArena>(nullptr);
 }
 
 std::string Runner::CheckAlgorithm(const Case& c) {

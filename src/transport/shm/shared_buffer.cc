@@ -18,15 +18,16 @@ namespace {
 constexpr unsigned kSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
 
 struct Allocation {
+  uint64_t id;
   int fd;
   size_t bytes;  // page-rounded mapping size
 };
 
 class AllocationTable {
  public:
-  void Add(void* base, Allocation a) EXCLUDES(mu_) {
+  void Add(void* base, int fd, size_t bytes) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
-    by_base_[reinterpret_cast<uintptr_t>(base)] = a;
+    by_base_[reinterpret_cast<uintptr_t>(base)] = Allocation{next_id_++, fd, bytes};
   }
   // Removes and returns the allocation starting exactly at `base`.
   Result<Allocation> Take(void* base) EXCLUDES(mu_) {
@@ -53,8 +54,8 @@ class AllocationTable {
           "{} bytes at {} run past the end of their weftMemAlloc buffer ({} bytes at {:#x})",
           bytes, ptr, it->second.bytes, it->first));
     }
-    return SharedRange{it->second.fd, reinterpret_cast<void*>(it->first), it->second.bytes,
-                       p - it->first};
+    return SharedRange{it->second.id, it->second.fd, reinterpret_cast<void*>(it->first),
+                       it->second.bytes, p - it->first};
   }
   size_t Count() EXCLUDES(mu_) {
     MutexLock lock(&mu_);
@@ -66,6 +67,7 @@ class AllocationTable {
     return InvalidArgument(fmt::format("{} is not in a buffer from weftMemAlloc", ptr));
   }
   Mutex mu_;
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
   std::map<uintptr_t, Allocation> by_base_ GUARDED_BY(mu_);
 };
 
@@ -103,7 +105,7 @@ Result<void*> SharedAlloc(size_t bytes) {
     close(fd);
     return st;
   }
-  Table().Add(base, Allocation{fd, mapped});
+  Table().Add(base, fd, mapped);
   return base;
 }
 

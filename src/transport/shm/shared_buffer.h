@@ -25,6 +25,7 @@ namespace weft::transport::shm {
 
 // Where a range of bytes lies inside one shared allocation.
 struct SharedRange {
+  uint64_t id = 0;           // the allocation's number in this process, never reused, never 0
   int fd = -1;               // the allocation's memfd (owned by the table; do not close)
   void* base = nullptr;      // the allocation's first byte in this process
   size_t alloc_bytes = 0;    // the allocation's size
