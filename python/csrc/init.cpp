@@ -127,10 +127,12 @@ c10::intrusive_ptr<c10d::Backend> WeftBackend::split(const c10::intrusive_ptr<c1
     TORCH_CHECK_VALUE(r >= 0 && r < size_, "weft split: rank ", rank_, " was given rank ", r,
                       ", outside the parent group of ", size_);
   auto timeout = opts ? opts->timeout : timeout_;
+  // Named as at init, from the child's group name when torch gives one.
+  std::string name = opts && !opts->group_name.empty() ? "weft:" + opts->group_name : "";
   // A new rendezvous, not weftCommSplit: that needs every parent rank to call it, and
   // torch calls split on the members only.
   return c10::make_intrusive<WeftBackend>(store, static_cast<int>(it - ranks.begin()),
-                                          static_cast<int>(ranks.size()), timeout);
+                                          static_cast<int>(ranks.size()), timeout, name);
 }
 
 c10::intrusive_ptr<c10d::Backend> CreateWeftBackend(const c10::intrusive_ptr<c10d::Store>& store,
