@@ -34,6 +34,22 @@ TEST(SharedBufferTest, AllocatesZeroedWritableMemoryAndFreesIt) {
   EXPECT_TRUE(SharedFree(p.value()).ok());
 }
 
+// Peers cache their mappings by the allocation's number: a buffer allocated where a
+// freed one was (same address, often) must get a number of its own.
+TEST(SharedBufferTest, EveryAllocationHasANumberNeverReused) {
+  std::vector<uint64_t> seen;
+  for (int i = 0; i < 4; ++i) {
+    auto p = SharedAlloc(4096);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    auto range = FindShared(p.value(), 4096);
+    ASSERT_TRUE(range.ok()) << range.status().ToString();
+    EXPECT_NE(range->id, 0u);
+    for (uint64_t id : seen) EXPECT_NE(range->id, id);
+    seen.push_back(range->id);
+    ASSERT_TRUE(SharedFree(p.value()).ok());
+  }
+}
+
 TEST(SharedBufferTest, IsASealedMemfdOnlyItsOwnerMayOpen) {
   auto p = SharedAlloc(4096);
   ASSERT_TRUE(p.ok());
