@@ -196,6 +196,35 @@ TEST(ConfigApiTest, NameIsCopiedAndBeginsTheCommunicatorsErrors) {
   EXPECT_EQ(weftCommGetTimeout(nullptr, &ms), weftInvalidArgument);
 }
 
+TEST(ConfigApiTest, SetTimeoutFromAnotherThreadWhileCallsRun) {
+  // Any thread may set the timeout (an atomic): TSan checks the race-freedom here.
+  RunRanksWithConfig(2, nullptr, [](int, weftComm_t comm) {
+    std::atomic<bool> stop{false};
+    std::thread setter([&] {
+      for (uint64_t i = 0; !stop.load(); ++i) {
+        EXPECT_EQ(weftCommSetTimeout(comm, 30000 + i % 7), weftSuccess);
+        std::this_thread::yield();
+      }
+    });
+    std::vector<float> x(1024, 1.0f);
+    for (int i = 0; i < 50; ++i) {
+      weftRequest_t req = nullptr;
+      ASSERT_EQ(weftIAllReduce(x.data(), x.data(), x.size(), weftFloat32, weftMax, comm, &req),
+                weftSuccess);
+      ASSERT_EQ(weftWait(req), weftSuccess) << weftGetLastError(comm);
+      ASSERT_EQ(weftAllReduce(x.data(), x.data(), x.size(), weftFloat32, weftMax, comm),
+                weftSuccess)
+          << weftGetLastError(comm);
+    }
+    stop.store(true);
+    setter.join();
+    uint64_t ms = 0;
+    ASSERT_EQ(weftCommGetTimeout(comm, &ms), weftSuccess);
+    EXPECT_GE(ms, 30000u);
+    EXPECT_LT(ms, 30007u);
+  });
+}
+
 // Rank 0 receives from rank 1, which sends nothing and stays connected (so that the
 // receive can end only by its timeout) until rank 0 is done. `recv(comm)` returns the
 // result and is timed.
