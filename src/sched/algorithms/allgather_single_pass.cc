@@ -11,22 +11,14 @@
 namespace weft::sched::algo {
 
 Schedule BuildAllGatherSinglePass(const CollectiveSpec& spec) {
-  Builder b;
   const int n = spec.size;
   const int r = spec.rank;
   const size_t c = spec.count;
   const Slice block = Out(static_cast<size_t>(r) * c, c);
-  if (n == 1) {
+  return SinglePassSchedule(spec, block, In(0, c), [&](Builder& b) {
     b.Copy(block, In(0, c));
-    return b.Finish();
-  }
-  SyncWithEveryPeer(b, r, n);
-  b.NewRound();
-  b.Copy(block, In(0, c));
-  for (int k = 1; k < n; ++k) b.PeerWrite(RingPeer(r, n, k), block, In(0, c));
-  b.NewRound();
-  SyncWithEveryPeer(b, r, n);
-  return b.Finish();
+    for (int k = 1; k < n; ++k) b.PeerWrite(RingPeer(r, n, k), block, In(0, c));
+  });
 }
 
 // Each rank reads its input and writes it once per rank.

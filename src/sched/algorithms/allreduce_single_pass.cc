@@ -24,23 +24,15 @@ namespace weft::sched::algo {
 bool SupportsRegistered(const CollectiveSpec& spec) { return spec.registered; }
 
 Schedule BuildAllReduceSinglePass(const CollectiveSpec& spec) {
-  Builder b;
   const int n = spec.size;
   const int r = spec.rank;
-  if (n == 1) {
-    b.Copy(Out(0, spec.count), In(0, spec.count));
-    return b.Finish();
-  }
   const size_t off = ChunkOffset(spec.count, n, r);
   const size_t cnt = ChunkSize(spec.count, n, r);
-  SyncWithEveryPeer(b, r, n);
-  b.NewRound();
-  b.Copy(Out(off, cnt), In(off, cnt));
-  for (int k = 1; k < n; ++k) b.PeerReduce(Out(off, cnt), RingPeer(r, n, k), In(off, cnt));
-  for (int k = 1; k < n; ++k) b.PeerWrite(RingPeer(r, n, k), Out(off, cnt), Out(off, cnt));
-  b.NewRound();
-  SyncWithEveryPeer(b, r, n);
-  return b.Finish();
+  return SinglePassSchedule(spec, Out(0, spec.count), In(0, spec.count), [&](Builder& b) {
+    b.Copy(Out(off, cnt), In(off, cnt));
+    for (int k = 1; k < n; ++k) b.PeerReduce(Out(off, cnt), RingPeer(r, n, k), In(off, cnt));
+    for (int k = 1; k < n; ++k) b.PeerWrite(RingPeer(r, n, k), Out(off, cnt), Out(off, cnt));
+  });
 }
 
 // Each rank reads the whole vector (its chunk of every input) and writes it (its chunk

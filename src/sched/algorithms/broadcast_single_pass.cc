@@ -12,24 +12,14 @@
 namespace weft::sched::algo {
 
 Schedule BuildBroadcastSinglePass(const CollectiveSpec& spec) {
-  Builder b;
-  const int n = spec.size;
-  const int r = spec.rank;
   const size_t c = spec.count;
-  if (n == 1) {
-    b.Copy(Out(0, c), In(0, c));
-    return b.Finish();
-  }
-  SyncWithEveryPeer(b, r, n);
-  b.NewRound();
-  if (r == spec.root) {
-    b.Copy(Out(0, c), In(0, c));
-  } else {
-    b.PeerRead(Out(0, c), spec.root, In(0, c));
-  }
-  b.NewRound();
-  SyncWithEveryPeer(b, r, n);
-  return b.Finish();
+  return SinglePassSchedule(spec, Out(0, c), In(0, c), [&](Builder& b) {
+    if (spec.rank == spec.root) {
+      b.Copy(Out(0, c), In(0, c));
+    } else {
+      b.PeerRead(Out(0, c), spec.root, In(0, c));
+    }
+  });
 }
 
 // Each rank reads the vector once and writes it once.

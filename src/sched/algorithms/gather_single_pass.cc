@@ -12,25 +12,15 @@
 namespace weft::sched::algo {
 
 Schedule BuildGatherSinglePass(const CollectiveSpec& spec) {
-  Builder b;
-  const int n = spec.size;
-  const int r = spec.rank;
   const size_t c = spec.count;
-  const Slice block = Out(static_cast<size_t>(r) * c, c);
-  if (n == 1) {
-    b.Copy(block, In(0, c));
-    return b.Finish();
-  }
-  SyncWithEveryPeer(b, r, n);
-  b.NewRound();
-  if (r == spec.root) {
-    b.Copy(block, In(0, c));
-  } else {
-    b.PeerWrite(spec.root, block, In(0, c));
-  }
-  b.NewRound();
-  SyncWithEveryPeer(b, r, n);
-  return b.Finish();
+  const Slice block = Out(static_cast<size_t>(spec.rank) * c, c);
+  return SinglePassSchedule(spec, block, In(0, c), [&](Builder& b) {
+    if (spec.rank == spec.root) {
+      b.Copy(block, In(0, c));
+    } else {
+      b.PeerWrite(spec.root, block, In(0, c));
+    }
+  });
 }
 
 // Each rank reads its block and writes it once.

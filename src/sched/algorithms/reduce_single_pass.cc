@@ -14,27 +14,20 @@
 namespace weft::sched::algo {
 
 Schedule BuildReduceSinglePass(const CollectiveSpec& spec) {
-  Builder b;
   const int n = spec.size;
   const int r = spec.rank;
-  if (n == 1) {
-    b.Copy(Out(0, spec.count), In(0, spec.count));
-    return b.Finish();
-  }
   const size_t off = ChunkOffset(spec.count, n, r);
   const size_t cnt = ChunkSize(spec.count, n, r);
   const Slice mine = In(off, cnt);
-  const Slice acc = r == spec.root ? Out(off, cnt) : Scratch(0, cnt);
-  if (r != spec.root) b.NeedScratch(cnt);
-  SyncWithEveryPeer(b, r, n);
-  b.NewRound();
-  // The executor fuses the copy with the first reduce: one pass.
-  b.Copy(acc, mine);
-  for (int k = 1; k < n; ++k) b.PeerReduce(acc, RingPeer(r, n, k), mine);
-  if (r != spec.root) b.PeerWrite(spec.root, Out(off, cnt), acc);
-  b.NewRound();
-  SyncWithEveryPeer(b, r, n);
-  return b.Finish();
+  const bool root = r == spec.root;
+  const Slice acc = root ? Out(off, cnt) : Scratch(0, cnt);
+  return SinglePassSchedule(spec, Out(0, spec.count), In(0, spec.count), [&](Builder& b) {
+    if (!root) b.NeedScratch(cnt);
+    // The executor fuses the copy with the first reduce: one pass.
+    b.Copy(acc, mine);
+    for (int k = 1; k < n; ++k) b.PeerReduce(acc, RingPeer(r, n, k), mine);
+    if (!root) b.PeerWrite(spec.root, Out(off, cnt), acc);
+  });
 }
 
 // Each rank reads its chunk of every input (the whole vector), writes the chunk to

@@ -10,23 +10,15 @@
 namespace weft::sched::algo {
 
 Schedule BuildReduceScatterSinglePass(const CollectiveSpec& spec) {
-  Builder b;
   const int n = spec.size;
   const int r = spec.rank;
   const size_t c = spec.count;
   const Slice mine = In(static_cast<size_t>(r) * c, c);
-  if (n == 1) {
+  return SinglePassSchedule(spec, Out(0, c), mine, [&](Builder& b) {
+    // The executor fuses the copy with the first reduce: one pass.
     b.Copy(Out(0, c), mine);
-    return b.Finish();
-  }
-  SyncWithEveryPeer(b, r, n);
-  b.NewRound();
-  // The executor fuses the copy with the first reduce: one pass.
-  b.Copy(Out(0, c), mine);
-  for (int k = 1; k < n; ++k) b.PeerReduce(Out(0, c), RingPeer(r, n, k), mine);
-  b.NewRound();
-  SyncWithEveryPeer(b, r, n);
-  return b.Finish();
+    for (int k = 1; k < n; ++k) b.PeerReduce(Out(0, c), RingPeer(r, n, k), mine);
+  });
 }
 
 // Each rank reads its block of every input and writes its output once.

@@ -12,25 +12,15 @@
 namespace weft::sched::algo {
 
 Schedule BuildScatterSinglePass(const CollectiveSpec& spec) {
-  Builder b;
-  const int n = spec.size;
-  const int r = spec.rank;
   const size_t c = spec.count;
-  const Slice block = In(static_cast<size_t>(r) * c, c);
-  if (n == 1) {
-    b.Copy(Out(0, c), block);
-    return b.Finish();
-  }
-  SyncWithEveryPeer(b, r, n);
-  b.NewRound();
-  if (r == spec.root) {
-    b.Copy(Out(0, c), block);
-  } else {
-    b.PeerRead(Out(0, c), spec.root, block);
-  }
-  b.NewRound();
-  SyncWithEveryPeer(b, r, n);
-  return b.Finish();
+  const Slice block = In(static_cast<size_t>(spec.rank) * c, c);
+  return SinglePassSchedule(spec, Out(0, c), block, [&](Builder& b) {
+    if (spec.rank == spec.root) {
+      b.Copy(Out(0, c), block);
+    } else {
+      b.PeerRead(Out(0, c), spec.root, block);
+    }
+  });
 }
 
 // Each rank reads its block and writes it once.

@@ -18,6 +18,24 @@ inline void SyncWithEveryPeer(Builder& b, int rank, int size) {
     if (p != rank) b.Sync(p);
 }
 
+// The three rounds around `accesses(b)`, which adds the steps of the middle one. On one
+// rank the collective is the copy of `solo_src` to `solo_dst` alone.
+template <typename Accesses>
+Schedule SinglePassSchedule(const CollectiveSpec& spec, const Slice& solo_dst,
+                            const Slice& solo_src, Accesses accesses) {
+  Builder b;
+  if (spec.size == 1) {
+    b.Copy(solo_dst, solo_src);
+    return b.Finish();
+  }
+  SyncWithEveryPeer(b, spec.rank, spec.size);
+  b.NewRound();
+  accesses(b);
+  b.NewRound();
+  SyncWithEveryPeer(b, spec.rank, spec.size);
+  return b.Finish();
+}
+
 // The model's time: two flag exchanges (a latency each), then the busiest rank moves
 // `busiest_bytes` (bytes read plus bytes written) at the host's bandwidth; the other
 // ranks work in parallel with it.
