@@ -191,7 +191,10 @@ WEFT_API weftResult_t weftCommGetLastAlgorithm(const weftComm_t comm, const char
 WEFT_API weftResult_t weftMemAlloc(void** ptr, size_t size);
 WEFT_API weftResult_t weftMemFree(void* ptr);
 /* Registers [buff, buff + size) with `comm` (NCCL's ncclCommRegister): host memory
- * inside a weftMemAlloc buffer. The handle names the registration until
+ * inside a weftMemAlloc buffer. Optional for such memory: a collective on a single-host
+ * communicator whose buffers all come from weftMemAlloc, on every rank, runs in a single
+ * pass through the peers' buffers whether they are registered or not (docs/TRANSPORTS.md,
+ * "Registered buffers"). The handle names the registration until
  * weftCommDeregister (or weftCommDestroy) releases it; it does not free the memory.
  * Errors: weftInvalidArgument for a NULL buffer or handle pointer, size 0, memory not
  * from weftMemAlloc, a range that overlaps one already registered on `comm`, or (at
