@@ -10,9 +10,11 @@
 //       rank (the call falls back everywhere); then all registered again: single_pass;
 //     - in place with a count that leaves some ranks no chunk (count < size not possible
 //       over kMinBytes, so uneven chunks instead) and the same buffers reused 20 times.
-//   registered_single_pass kill   the last rank SIGKILLs itself 50-250 ms into a loop of
-//     registered allreduces; each survivor must get an error naming it within the
-//     deadline and prints "survivor rank R: named rank V: <error>".
+//   registered_single_pass kill [allreduce|allgather|broadcast]   the last rank SIGKILLs
+//     itself 50-250 ms into a loop of such registered calls (allreduce by default); each
+//     survivor must get an error naming it within the deadline and prints
+//     "survivor rank R: named rank V: <error>". Allgather writes into the dead rank's
+//     buffer and broadcast (root 0) reads rank 0's: the mapping outlives the process.
 //
 // Values are small integers, exact in every dtype (exact_values.h).
 #include <signal.h>
@@ -137,10 +139,15 @@ int Correctness(weftComm_t comm, int rank, int size) {
   return wrong;
 }
 
-int Kill(weftComm_t comm, int rank, int size) {
+int Kill(weftComm_t comm, int rank, int size, const std::string& coll) {
   const int victim = size - 1;
-  const size_t count = size_t{1} << 21;  // 8 MiB of float32
-  Buf b(comm, true, count * 4);
+  const size_t count = size_t{1} << 21;  // 8 MiB of float32 (allgather: per rank)
+  Buf b(comm, true, count * 4 * static_cast<size_t>(size));
+  auto call = [&]() {
+    if (coll == "allgather") return weftAllGather(b.in, b.out, count, weftFloat32, comm);
+    if (coll == "broadcast") return weftBroadcast(b.in, b.out, count, weftFloat32, 0, comm);
+    return weftAllReduce(b.in, b.out, count, weftFloat32, weftSum, comm);
+  };
   if (rank == victim) {
     std::thread([] {
       std::this_thread::sleep_for(std::chrono::milliseconds(50 + getpid() % 200));
@@ -149,7 +156,7 @@ int Kill(weftComm_t comm, int rank, int size) {
   }
   const auto start = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - start < std::chrono::seconds(30)) {
-    if (weftAllReduce(b.in, b.out, count, weftFloat32, weftSum, comm) == weftSuccess) continue;
+    if (call() == weftSuccess) continue;
     const std::string error = weftGetLastError(comm);
     std::regex named("rank " + std::to_string(victim) + "([^0-9]|$)");
     if (!std::regex_search(error, named)) {
@@ -173,7 +180,13 @@ int main(int argc, char** argv) {
   Check(weftCommUserRank(comm, &rank), "weftCommUserRank", comm);
   Check(weftCommCount(comm, &size), "weftCommCount", comm);
   if (argc > 1 && std::strcmp(argv[1], "kill") == 0) {
-    const int rc = Kill(comm, rank, size);
+    const std::string coll = argc > 2 ? argv[2] : "allreduce";
+    if (coll != "allreduce" && coll != "allgather" && coll != "broadcast") {
+      std::fprintf(stderr, "registered_single_pass: kill: unknown collective '%s'\n",
+                   coll.c_str());
+      return 2;
+    }
+    const int rc = Kill(comm, rank, size, coll);
     weftCommAbort(comm);
     return rc;
   }
