@@ -4,6 +4,7 @@
 
 #include "backend.h"
 #include "cuda_path.h"
+#include "shared_memory.h"
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "weft collectives as a torch.distributed backend (see weft.torch)";
@@ -21,6 +22,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("cuda_support", [] {
     return std::make_tuple(weft_torch::CudaBuilt(), std::string(weft_torch::CudaMissingReason()));
   });
+  // weft.torch.empty's allocation (shared_memory.h).
+  m.def("empty_shared", &weft_torch::EmptyShared, pybind11::arg("sizes"),
+        pybind11::arg("dtype"));
   // (libweft can use CUDA device buffers on this machine, why not), weftCudaAvailable().
   m.def("libweft_cuda_available", [] {
     return std::make_tuple(weftCudaAvailable() != 0, std::string(weftCudaUnavailableReason()));

@@ -47,6 +47,22 @@ def cuda_support() -> tuple[bool, str]:
     return _C.cuda_support()
 
 
+def empty(*size, dtype=None) -> torch.Tensor:
+    """A CPU tensor in weft's shared memory (weftMemAlloc), zero-filled.
+
+    The other ranks on this host read and write such tensors in place, so collectives
+    whose tensors all come from here (on every rank of the group) run in a single pass
+    instead of through weft's rings (docs/TORCH.md). Takes sizes as torch.empty does:
+    weft.torch.empty(2, 3) or weft.torch.empty((2, 3)); dtype defaults to torch's default.
+    """
+    if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, int) or isinstance(s, bool):
+            raise TypeError(f"weft.torch.empty: sizes must be ints, got {s!r}")
+    return _C.empty_shared(list(size), dtype or torch.get_default_dtype())
+
+
 def library_version() -> str:
     v = _C.library_version()
     return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
