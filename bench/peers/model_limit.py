@@ -6,8 +6,11 @@ its results straight into the outputs at the measured memcpy rate (both one core
 limit_probe), the ranks working in parallel on min(ranks, cores) cores. `size_bytes`
 follows weft-bench (nccl-tests): the whole vector for allreduce, reduce and broadcast,
 all ranks' blocks together for the others. Transfers between ranks cost nothing beyond
-those passes, which is what shared buffers allow; no library can beat it, so
-limit time / measured time is the fraction of the memory's limit reached.
+those passes, which is what shared buffers allow, so limit time / measured time is the
+fraction of the memory's limit reached. The rates are measured on 16 MiB buffers, out of
+cache: a collective whose buffers fit in the caches runs faster than this limit (fractions
+above 1 at small sizes), and ranks sharing the memory bus get less than one core's rate
+each, which the model does not know.
 """
 
 
