@@ -39,9 +39,10 @@ namespace weft::comm {
 
 class RegisteredPath {
  public:
-  // Calls below this size stay on the plain path without an agreement: its flag round
-  // trip would cost more than the copies it saves (measured: at 64 KiB on 2 ranks the
-  // single pass was slower than the ring, at 256 KiB even; docs/BENCHMARKS.md).
+  // Calls below this size stay on the plain path without an agreement. The single pass
+  // wins from 16 KiB up, but every call the path considers pays the agreement's flag
+  // round trip, also on plain buffers, where it cost 0.5-2 us (10-55%) at 16-64 KiB and nothing
+  // measurable from 256 KiB (docs/BENCHMARKS.md); plain buffers are the default.
   static constexpr size_t kMinBytes = 256 << 10;
   static constexpr size_t kKeepPerPeer = 2;
 
