@@ -13,6 +13,9 @@
 #include "exec/streaming_store.h"
 
 namespace weft::exec {
+namespace {
+size_t FirstLocalStep(const sched::Round& round);
+}  // namespace
 
 using sched::Buf;
 using sched::Slice;
@@ -58,6 +61,7 @@ Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx, co
       i = early_.step + 1;
       early_.active = false;
     }
+    if (i == 0 && RunBlocked(steps, FirstLocalStep(round))) continue;
     for (; i < steps.size(); ++i) {
       const Step& step = steps[i];
       if (step.kind == StepKind::kReduce) {

@@ -76,6 +76,13 @@ class Executor {
   void SleepOnFlags();
   // A kPeerReduce, kPeerRead or kPeerWrite step.
   Status RunPeerStep(const sched::Step& step);
+  // Runs the round's local steps from `first` piece by piece, each piece through every
+  // step while it is in cache, where that computes the same (executor_blocked.cc); false,
+  // having run nothing, where it would not or would not pay.
+  bool RunBlocked(const std::vector<sched::Step>& steps, size_t first);
+  // Runs steps[i] (and steps[i + 1] when a copy fuses with it) on elements
+  // [off, off + n) of its slices; returns how many steps it ran.
+  size_t RunLocalPiece(const std::vector<sched::Step>& steps, size_t i, size_t off, size_t n);
   char* PeerPtr(int peer, const sched::Slice& s) const {
     const auto& v = s.buf == sched::Buf::kInput ? peers_->input : peers_->output;
     return v[peer] + s.offset * esize_;
