@@ -30,6 +30,12 @@ struct Call {
   double timeout_s = 0;
 };
 
+// The bound of `call`'s waits: its own timeout, or `fallback` (the communicator's) for a
+// call that carries none.
+inline double TimeoutOr(const Call& call, double fallback) {
+  return call.timeout_s > 0 ? call.timeout_s : fallback;
+}
+
 // The one way to build a call: a collective (`root` and `op` ignored where they mean
 // nothing), or a send or receive with `peer`.
 inline Call MakeCollective(sched::Collective coll, const void* send, void* recv, size_t count,

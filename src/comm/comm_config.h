@@ -46,12 +46,6 @@ struct CommConfig {
 
   // The environment's settings, with those `options` sets in their place.
   static Result<CommConfig> FromEnv(const CommOptions& options = {});
-
-  // The bound for a caller waiting on the worker with `ahead` calls in front of its own:
-  // each is bounded by WEFT_TIMEOUT once it starts, so this is generous but finite.
-  Deadline QueuedWaitDeadline(size_t ahead) const {
-    return Deadline::AfterSeconds(timeout_s * (1.0 + static_cast<double>(ahead)) + 60);
-  }
 };
 
 }  // namespace weft::comm

@@ -158,14 +158,12 @@ class Communicator : private CallQueue::Runner {
   // one stamped already (RunOnStream passing it to Run) keeps its own.
   Call Stamped(const Call& call) const {
     Call c = call;
-    if (c.timeout_s <= 0) c.timeout_s = timeout_s();
+    c.timeout_s = TimeoutOf(call);
     return c;
   }
   // The bound of `call`'s waits: its own timeout, or the communicator's for the
   // library's calls that carry none.
-  double TimeoutOf(const Call& call) const {
-    return call.timeout_s > 0 ? call.timeout_s : timeout_s();
-  }
+  double TimeoutOf(const Call& call) const { return TimeoutOr(call, timeout_s()); }
   // Queues a call for the worker behind a gate on `stream` (device buffers or a stream).
   Result<std::shared_ptr<Request>> EnqueueOnStream(const Call& call, void* stream);
   void StartPointToPoint(Task task) REQUIRES(exec_mu_);

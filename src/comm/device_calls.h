@@ -57,7 +57,7 @@ class DeviceCalls {
  private:
   // The bound of `call`, from now: the timeout it was issued with (Call::timeout_s).
   Deadline CallDeadline(const Call& call) const {
-    return Deadline::AfterSeconds(call.timeout_s > 0 ? call.timeout_s : host_.timeout_s);
+    return Deadline::AfterSeconds(TimeoutOr(call, host_.timeout_s));
   }
 
   DevicePath::Host host_;

@@ -13,14 +13,27 @@
 #include "exec/streaming_store.h"
 
 namespace weft::exec {
-namespace {
-size_t FirstLocalStep(const sched::Round& round);
-}  // namespace
 
 using sched::Buf;
 using sched::Slice;
 using sched::Step;
 using sched::StepKind;
+
+namespace {
+
+// The index of the round's first local step (steps.size() if none): the builder puts a
+// round's sends and receives before its local steps.
+size_t FirstLocalStep(const sched::Round& round) {
+  const auto& steps = round.steps;
+  size_t first = 0;
+  while (first < steps.size() &&
+         (steps[first].kind == StepKind::kSend || steps[first].kind == StepKind::kRecv ||
+          steps[first].kind == StepKind::kSync))
+    ++first;
+  return first;
+}
+
+}  // namespace
 
 Executor::Executor(transport::Mesh* mesh)
     : mesh_(mesh),
@@ -61,7 +74,8 @@ Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx, co
       i = early_.step + 1;
       early_.active = false;
     }
-    if (i == 0 && RunBlocked(steps, FirstLocalStep(round))) continue;
+    // Only registered schedules are blocked: a plain call's rounds skip the look.
+    if (i == 0 && peers_ != nullptr && RunBlocked(steps, FirstLocalStep(round))) continue;
     for (; i < steps.size(); ++i) {
       const Step& step = steps[i];
       if (step.kind == StepKind::kReduce) {
@@ -139,21 +153,6 @@ constexpr size_t kStreamingMinBytes = 4 << 20;
 
 }  // namespace
 
-namespace {
-
-// The index of the round's first local step (steps.size() if none): the builder puts a
-// round's sends and receives before its local steps.
-size_t FirstLocalStep(const sched::Round& round) {
-  const auto& steps = round.steps;
-  size_t first = 0;
-  while (first < steps.size() &&
-         (steps[first].kind == StepKind::kSend || steps[first].kind == StepKind::kRecv ||
-          steps[first].kind == StepKind::kSync))
-    ++first;
-  return first;
-}
-
-}  // namespace
 
 // Reduce as it lands. A round of a reducing schedule typically receives a peer's partial
 // result into scratch and then, as its first local step, reduces it into the output
@@ -401,10 +400,10 @@ Status Executor::WaitFlags(size_t round_index) {
         for (const transport::Link* link : flag_waits_)
           peers += fmt::format("{}{}", peers.empty() ? "" : ", ", link->peer());
         return DeadlineExceeded(fmt::format(
-            "rank {}: {} seq {} timed out ({:g} s: WEFT_TIMEOUT, weftConfig_t or "
-            "weftCommSetTimeout) in round {} waiting for the flag "
+            "rank {}: {} seq {} timed out ({:g} s: {}) in round {} waiting for the flag "
             "(registered buffers) of rank {}",
-            mesh_->rank(), ctx_->what, ctx_->seq, ctx_->deadline.seconds(), round_index, peers));
+            mesh_->rank(), ctx_->what, ctx_->seq, ctx_->deadline.seconds(), kTimeoutSources,
+            round_index, peers));
       }
     }
     slept = !backoff_.IdleBriefly();
@@ -538,10 +537,9 @@ Status Executor::TimeoutError(size_t round_index) const {
       waiting += fmt::format("{}send of {} bytes to rank {}", waiting.empty() ? "" : ", ",
                              sends_[i].header.bytes, send_peers_[i]);
   return DeadlineExceeded(
-      fmt::format("rank {}: {} seq {} timed out ({:g} s: WEFT_TIMEOUT, weftConfig_t or "
-                  "weftCommSetTimeout) in round {} waiting for {}",
-                  mesh_->rank(), ctx_->what, ctx_->seq, ctx_->deadline.seconds(), round_index,
-                  waiting));
+      fmt::format("rank {}: {} seq {} timed out ({:g} s: {}) in round {} waiting for {}",
+                  mesh_->rank(), ctx_->what, ctx_->seq, ctx_->deadline.seconds(),
+                  kTimeoutSources, round_index, waiting));
 }
 
 }  // namespace weft::exec

@@ -65,11 +65,10 @@ Result<bool> P2PEngine::Poll() {
     }
     if (check_deadlines && it->deadline.expired()) {
       return DeadlineExceeded(fmt::format(
-          "rank {}: {} of {} bytes {} rank {} timed out (WEFT_TIMEOUT, weftConfig_t or "
-          "weftCommSetTimeout)",
-          mesh_->rank(), it->is_send ? "send" : "recv",
+          "rank {}: {} of {} bytes {} rank {} timed out ({})", mesh_->rank(),
+          it->is_send ? "send" : "recv",
           it->is_send ? it->send.header.bytes : it->recv.expect.bytes,
-          it->is_send ? "to" : "from", it->peer));
+          it->is_send ? "to" : "from", it->peer, kTimeoutSources));
     }
     ++it;
   }

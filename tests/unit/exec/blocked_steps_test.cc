@@ -68,7 +68,9 @@ TEST(BlockedStepsTest, AllReduceRoundIsRightOutOfPlaceAndInPlace) {
       ASSERT_EQ(out[i], want) << "in place " << in_place << ", element " << i;
       ASSERT_EQ(peer_out[i], want) << "in place " << in_place << ", element " << i;
     }
-    if (!in_place) EXPECT_EQ(in, want_in);
+    if (!in_place) {
+      EXPECT_EQ(in, want_in);
+    }
   }
 }
 
