@@ -161,27 +161,37 @@ struct FlightRecorder::Snapshot {
   bool running = false, failed = false;
 };
 
-FlightRecorder::Snapshot FlightRecorder::Read(const Entry& e) {
+bool FlightRecorder::Read(const Entry& e, Snapshot* s) {
   constexpr auto kRelaxed = std::memory_order_relaxed;
-  Snapshot s;
-  // The writer stays inside an entry for a few stores; a dump that keeps meeting it
-  // (it would have to be preempted there) gives up after a while and shows what it read.
-  for (int attempt = 0; attempt < 10000; ++attempt) {
+  // The writer stays inside an entry for a few stores. A dump that keeps meeting it (the
+  // writer re-entering the same entry call after call, or preempted inside it) first
+  // yields, then sleeps between tries so the writer can run past the entry, and after
+  // kReadBound gives up: the entry is left out rather than shown as a mix of two calls.
+  // A hung call writes nothing, so a dump of one succeeds at the first try.
+  constexpr int kYieldingTries = 64;
+  constexpr auto kReadBound = std::chrono::milliseconds(200);
+  const auto start = std::chrono::steady_clock::now();
+  for (int attempt = 0;; ++attempt) {
     const uint32_t before = e.version.load(std::memory_order_acquire);
-    s.seq = e.seq.load(kRelaxed);
-    s.bytes = e.bytes.load(kRelaxed);
-    s.op = e.op.load(kRelaxed);
-    s.dtype = e.dtype.load(kRelaxed);
-    s.algo = e.algo.load(kRelaxed);
-    s.start_ns = e.start_ns.load(kRelaxed);
-    s.end_ns = e.end_ns.load(kRelaxed);
-    s.running = e.running.load(kRelaxed);
-    s.failed = e.failed.load(kRelaxed);
+    s->seq = e.seq.load(kRelaxed);
+    s->bytes = e.bytes.load(kRelaxed);
+    s->op = e.op.load(kRelaxed);
+    s->dtype = e.dtype.load(kRelaxed);
+    s->algo = e.algo.load(kRelaxed);
+    s->start_ns = e.start_ns.load(kRelaxed);
+    s->end_ns = e.end_ns.load(kRelaxed);
+    s->running = e.running.load(kRelaxed);
+    s->failed = e.failed.load(kRelaxed);
     std::atomic_thread_fence(std::memory_order_acquire);
-    if (before % 2 == 0 && e.version.load(kRelaxed) == before) break;
-    std::this_thread::yield();
+    if (before % 2 == 0 && e.version.load(kRelaxed) == before) return true;
+    if (attempt < kYieldingTries) {
+      std::this_thread::yield();
+    } else if (std::chrono::steady_clock::now() - start > kReadBound) {
+      return false;
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
   }
-  return s;
 }
 
 exec::Progress* FlightRecorder::Begin(uint64_t seq, const char* op, uint64_t bytes,
@@ -242,9 +252,14 @@ std::string FlightRecorder::ToJson(std::string_view reason) const {
   const size_t next = next_.load(std::memory_order_acquire);
   const size_t n = std::min(next, ring_.size());
   bool first = true;
+  int unsettled = 0;
   for (size_t i = next - n; i < next; ++i) {  // oldest first
     const Entry& e = *ring_[i % ring_.size()];
-    const Snapshot s = Read(e);
+    Snapshot s;
+    if (!Read(e, &s)) {
+      ++unsettled;
+      continue;
+    }
     out += fmt::format(
         "{}\n  {{\"seq\": {}, \"op\": \"{}\", \"bytes\": {}, \"dtype\": \"{}\", \"algo\": "
         "\"{}\", \"state\": \"{}\", \"round\": {}, \"waiting_for\": {}, \"start_ns\": {}, "
@@ -256,7 +271,7 @@ std::string FlightRecorder::ToJson(std::string_view reason) const {
         s.end_ns, s.failed ? JsonEscape(e.status) : "");
     first = false;
   }
-  out += "\n]}\n";
+  out += fmt::format("\n], \"unsettled\": {}}}\n", unsettled);
   return out;
 }
 

@@ -79,7 +79,9 @@ class FlightRecorder {
     exec::Progress progress;
   };
   struct Snapshot;
-  static Snapshot Read(const Entry& e);
+  // False when no consistent read came within a bound (the entry is then left out of the
+  // dump, which counts it as "unsettled").
+  static bool Read(const Entry& e, Snapshot* s);
 
   const uint64_t comm_id_;
   const std::string name_;

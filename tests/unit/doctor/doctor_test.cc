@@ -64,6 +64,8 @@ TEST(FlightRecorder, KeepsTheLastEntriesOnly) {
   auto dump = ParseDump(fr.ToJson("x"), &error);
   ASSERT_TRUE(dump) << error;
   ASSERT_EQ(dump->ops.size(), 3u);
+  // No writer is inside an entry, so every entry reads at once.
+  EXPECT_NE(fr.ToJson("x").find(R"("unsettled": 0)"), std::string::npos);
   EXPECT_EQ(dump->ops.front().seq, 7u);
   EXPECT_EQ(dump->ops.back().seq, 9u);
 }
