@@ -6,19 +6,22 @@
 #include <algorithm>
 
 #include "core/log.h"
+#include "transport/shm/foreign_shared.h"
 #include "transport/shm/shared_buffer.h"
 
 namespace weft::comm {
 namespace {
 
-// Registration numbers of buffers from weftMemAlloc that are not registered with the
-// communicator: the allocation's own number with the top bit set, so that they never equal
-// a registry's (PeerBufferKey tells a peer's buffers apart by this number).
+// Numbers of buffers that are not registered with the communicator, so that they never
+// equal a registry's (PeerBufferKey tells a peer's buffers apart by this number): a
+// weftMemAlloc allocation's own number with the top bit set, a tmpfs file's
+// (foreign_shared.h) with the next bit set.
 constexpr uint64_t kAllocationBit = uint64_t{1} << 63;
+constexpr uint64_t kForeignBit = uint64_t{1} << 62;
 
 // Where [ptr, ptr + bytes) lies in a registration, or else in a buffer from weftMemAlloc
-// (which every peer on the host can map just the same: registering it is optional), if
-// it does.
+// (which every peer on the host can map just the same: registering it is optional), or
+// else in a tmpfs file the caller mapped shared (torch's share_memory_()), if it does.
 bool RegionOf(const Registry& registry, const void* ptr, size_t bytes,
               transport::SharedRegion* out) {
   if (ptr == nullptr) return false;
@@ -32,11 +35,21 @@ bool RegionOf(const Registry& registry, const void* ptr, size_t bytes,
     return true;
   }
   const auto shared = transport::shm::FindShared(ptr, bytes);
-  if (!shared.ok()) return false;
-  out->fd = shared.value().fd;
-  out->registration = kAllocationBit | shared.value().id;
-  out->fd_bytes = shared.value().alloc_bytes;
-  out->offset = shared.value().offset;
+  if (shared.ok()) {
+    out->fd = shared.value().fd;
+    out->backing = static_cast<uint32_t>(transport::shm::Backing::kSealedMemfd);
+    out->registration = kAllocationBit | shared.value().id;
+    out->fd_bytes = shared.value().alloc_bytes;
+    out->offset = shared.value().offset;
+    return true;
+  }
+  const auto foreign = transport::shm::FindForeignShared(ptr, bytes);
+  if (!foreign.ok()) return false;
+  out->fd = foreign.value().fd;
+  out->backing = static_cast<uint32_t>(transport::shm::Backing::kShmFile);
+  out->registration = kForeignBit | foreign.value().id;
+  out->fd_bytes = foreign.value().file_bytes;
+  out->offset = foreign.value().offset;
   return true;
 }
 
@@ -55,7 +68,13 @@ RegisteredPath::RegisteredPath(int rank, int size) : rank_(rank), size_(size) {
 Result<void*> RegisteredPath::MapRecent(int peer, int32_t pid,
                                         const transport::SharedRegion& region) {
   const transport::shm::PeerBufferKey key{peer, pid, region.registration};
-  WEFT_ASSIGN_OR_RETURN(void* base, mapped_.Map(key, region.fd, region.fd_bytes));
+  const auto backing = static_cast<transport::shm::Backing>(region.backing);
+  if (backing != transport::shm::Backing::kSealedMemfd &&
+      backing != transport::shm::Backing::kShmFile) {
+    return ProtocolError(
+        fmt::format("rank {} offers a buffer of unknown kind {}", peer, region.backing));
+  }
+  WEFT_ASSIGN_OR_RETURN(void* base, mapped_.Map(key, region.fd, region.fd_bytes, backing));
   auto& recent = recent_[peer];
   auto it = std::find_if(recent.begin(), recent.end(), [&](const auto& k) {
     return k.pid == key.pid && k.registration == key.registration;

@@ -42,13 +42,15 @@ struct RecvOp {
   uint32_t consume_align = 1;  // a power of two, at most 8
 };
 
-// Where one buffer lies in memory a peer on this host can map (weftMemAlloc's memfd), as
-// its owner offers it for a call on registered buffers (comm/registered_path.h).
+// Where one buffer lies in memory a peer on this host can map (weftMemAlloc's memfd, or a
+// tmpfs file the caller mapped shared), as its owner offers it for a call on registered
+// buffers (comm/registered_path.h).
 struct SharedRegion {
-  int32_t fd = -1;            // the memfd's number in the owner's process
-  uint64_t registration = 0;  // the owner's registration id (never reused)
-  uint64_t fd_bytes = 0;      // the memfd's whole size
-  uint64_t offset = 0;        // of the buffer's first byte in the memfd
+  int32_t fd = -1;            // the file's descriptor number in the owner's process
+  uint32_t backing = 0;       // shm::Backing: a sealed weftMemAlloc memfd, or a tmpfs file
+  uint64_t registration = 0;  // the owner's number for the buffer (never reused)
+  uint64_t fd_bytes = 0;      // the file's whole size
+  uint64_t offset = 0;        // of the buffer's first byte in the file
 };
 struct BufferOffer {
   int32_t pid = 0;          // the owner's process

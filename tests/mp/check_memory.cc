@@ -1,6 +1,13 @@
 #include "check_memory.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 namespace check {
 
@@ -9,6 +16,7 @@ bool ParseMemory(const std::string& s, Memory* out) {
   else if (s == "shared") *out = Memory::kShared;
   else if (s == "allocated") *out = Memory::kAllocated;
   else if (s == "even") *out = Memory::kEven;
+  else if (s == "shm-file") *out = Memory::kShmFile;
   else return false;
   return true;
 }
@@ -19,14 +27,50 @@ const char* MemoryName(Memory m) {
     case Memory::kShared: return "shared";
     case Memory::kAllocated: return "allocated";
     case Memory::kEven: return "even";
+    case Memory::kShmFile: return "shm-file";
   }
   return "?";
 }
 
 SharedArena::~SharedArena() { Release(); }
 
+namespace {
+
+// A file in /dev/shm of `bytes` bytes mapped shared, already unlinked; *fd keeps it.
+void* MapShmFile(size_t bytes, int* fd, std::string* error) {
+  static std::atomic<int> serial{0};
+  const std::string name =
+      "/weft-check-" + std::to_string(getpid()) + "-" + std::to_string(serial++);
+  *fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (*fd < 0) {
+    *error = "shm_open " + name + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  shm_unlink(name.c_str());
+  void* base = MAP_FAILED;
+  if (ftruncate(*fd, static_cast<off_t>(bytes)) == 0)
+    base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+  if (base == MAP_FAILED) {
+    *error = "mapping " + name + ": " + std::strerror(errno);
+    close(*fd);
+    *fd = -1;
+    return nullptr;
+  }
+  return base;
+}
+
+}  // namespace
+
 void SharedArena::Release() {
   if (base_ == nullptr) return;
+  if (shm_file_) {
+    munmap(base_, capacity_);
+    close(fd_);
+    fd_ = -1;
+    base_ = nullptr;
+    capacity_ = 0;
+    return;
+  }
   if ((comm_ != nullptr && weftCommDeregister(comm_, handle_) != weftSuccess) ||
       weftMemFree(base_) != weftSuccess) {
     std::fprintf(stderr, "collectives_check: releasing the shared arena: %s\n",
@@ -42,6 +86,12 @@ bool SharedArena::Reset(size_t bytes, std::string* error) {
   Release();
   size_t want = 1 << 20;
   while (want < bytes) want *= 2;
+  if (shm_file_) {
+    base_ = MapShmFile(want, &fd_, error);
+    if (base_ == nullptr) return false;
+    capacity_ = want;
+    return true;
+  }
   weftResult_t res = weftMemAlloc(&base_, want);
   if (res == weftSuccess && comm_ != nullptr) res = weftCommRegister(comm_, base_, want, &handle_);
   if (res != weftSuccess) {

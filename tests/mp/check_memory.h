@@ -1,7 +1,8 @@
 // Where collectives_check's buffers live (--mem, check_options.h): plain heap memory, or
 // one arena from weftMemAlloc, registered with the communicator (weftCommRegister) or
-// not, so that the calls can take the path for registered buffers (docs/TRANSPORTS.md,
-// "Registered buffers"). The arena is allocated once and grown (freed and allocated
+// not, or a file in /dev/shm mapped shared as torch's share_memory_() makes one, so that
+// the calls can take the path for registered buffers (docs/TRANSPORTS.md, "Registered
+// buffers"). The arena is allocated once and grown (freed and allocated
 // again, larger) when a batch needs more, as an application would keep its buffers.
 #pragma once
 
@@ -13,8 +14,9 @@
 namespace check {
 
 // kShared: registered; kAllocated: from weftMemAlloc, not registered; kEven: kShared on
-// even ranks, plain on odd ones.
-enum class Memory { kPlain, kShared, kAllocated, kEven };
+// even ranks, plain on odd ones; kShmFile: shm_open, mmap MAP_SHARED, unlinked at once with
+// the descriptor kept (torch's "file_descriptor" sharing strategy).
+enum class Memory { kPlain, kShared, kAllocated, kEven, kShmFile };
 
 bool ParseMemory(const std::string& s, Memory* out);
 const char* MemoryName(Memory m);
@@ -22,7 +24,9 @@ const char* MemoryName(Memory m);
 class SharedArena {
  public:
   // `comm`: the communicator to register with, or nullptr to leave the arena unregistered.
-  explicit SharedArena(weftComm_t comm) : comm_(comm) {}
+  // `shm_file`: the arena is a /dev/shm file weft did not allocate (comm must be nullptr).
+  explicit SharedArena(weftComm_t comm, bool shm_file = false)
+      : comm_(comm), shm_file_(shm_file) {}
   ~SharedArena();
   SharedArena(const SharedArena&) = delete;
   SharedArena& operator=(const SharedArena&) = delete;
@@ -36,6 +40,8 @@ class SharedArena {
  private:
   void Release();
   weftComm_t comm_;
+  bool shm_file_;
+  int fd_ = -1;  // shm_file_: the file's, kept open as torch keeps it
   void* base_ = nullptr;
   void* handle_ = nullptr;
   size_t capacity_ = 0;

@@ -4,10 +4,11 @@
 //   --counts=0,1,7,1023,65537      --roots=all | 0,2 (default: all for N<=5, else 0,N/2,N-1)
 //   --modes=blocking,wait,test     --inplace=both|yes|no       --split=yes|no|only
 //   --max-print=N (failure lines per rank, default 20)        --verbose (one line per batch)
-//   --mem=plain|shared|allocated|even: the matrix's buffers on the heap (default), in one
-//     weftMemAlloc arena registered with the communicator, in one not registered, or
-//     registered on even ranks and on the heap on odd ones
-//   --expect-single-pass: with --mem=shared or allocated, blocking cases must report (through
+//   --mem=plain|shared|allocated|even|shm-file: the matrix's buffers on the heap (default),
+//     in one weftMemAlloc arena registered with the communicator, in one not registered,
+//     registered on even ranks and on the heap on odd ones, or in an unlinked /dev/shm
+//     file mapped shared (as torch's share_memory_() makes)
+//   --expect-single-pass: with --mem=shared, allocated or shm-file, blocking cases must report (through
 //     weftCommGetLastAlgorithm) the single-pass algorithm exactly where the registered
 //     path takes the call: a collective other than all-to-all whose largest buffer has
 //     at least kSinglePassMinBytes, on two ranks or more

@@ -22,6 +22,8 @@ Runner::Runner(weftComm_t comm, int rank, int nranks, const Options& opts, Tally
   if (opts.memory == Memory::kShared || (opts.memory == Memory::kEven && rank % 2 == 0))
     arena_ = std::make_unique<SharedArena>(comm);
   if (opts.memory == Memory::kAllocated) arena_ = std::make_unique<SharedArena>(nullptr);
+  if (opts.memory == Memory::kShmFile)
+    arena_ = std::make_unique<SharedArena>(nullptr, /*shm_file=*/true);
 }
 
 std::string Runner::CheckAlgorithm(const Case& c) {

@@ -44,6 +44,17 @@ rs_out = weft.torch.empty(4096)
 dist.reduce_scatter_tensor(rs_out, rs_in)
 assert torch.equal(rs_out, torch.full((4096,), float(world))), rs_out[:4]
 
+# Tensors made with share_memory_() live in a /dev/shm file torch keeps a descriptor of:
+# weft finds it (on Linux 6.11 and later) and they take the single pass too, views at an
+# offset into their storage included (test_shared.py reads the planner's line).
+s = (torch.arange(2 * n, dtype=torch.float32) + rank).share_memory_()
+view = s[n:]  # the storage's second half
+dist.reduce(view, dst=0)
+if rank == 0:
+    want = torch.arange(n, 2 * n, dtype=torch.float32) * world + sum(range(world))
+    assert torch.equal(view, want), (view[:4], want[:4])
+    assert torch.equal(s[:n], torch.arange(n, dtype=torch.float32)), "the first half moved"
+
 # Rank 0's tensor is an ordinary one: every rank falls back to the plain path.
 mixed = torch.ones(n) if rank == 0 else weft.torch.empty(n).fill_(1.0)
 dist.all_reduce(mixed)

@@ -1,4 +1,6 @@
-"""weft.torch.empty: CPU tensors in weft's shared memory take the single pass."""
+"""weft.torch.empty and share_memory_(): CPU tensors in shared memory take the single pass."""
+import os
+
 import pytest
 
 from launch import launch
@@ -22,3 +24,8 @@ def test_shared_tensors_run_the_single_pass(world_size):
             f"no single-pass {coll} in:\n" + "\n".join(plans))
     assert any("planner: reducescatter" in p for p in plans), plans
     assert not any("reducescatter" in p and "-> single_pass" in p for p in plans), plans
+    # The reduce is the share_memory_() one: found through PROCMAP_QUERY (Linux 6.11).
+    major, minor = (int(x) for x in os.uname().release.split(".")[:2])
+    if (major, minor) >= (6, 11):
+        assert any("planner: reduce " in p and "-> single_pass" in p for p in plans), (
+            "the share_memory_() reduce did not run the single pass:\n" + "\n".join(plans))

@@ -4,9 +4,14 @@
 
 namespace weft::transport::shm {
 
-Result<void*> PeerBufferCache::Map(const PeerBufferKey& key, int fd, size_t bytes) {
+Result<void*> PeerBufferCache::Map(const PeerBufferKey& key, int fd, size_t bytes,
+                                   Backing backing) {
   MutexLock lock(&mu_);
   auto it = mapped_.find(key);
+  if (it != mapped_.end() && it->second.bytes() < bytes && backing == Backing::kShmFile) {
+    mapped_.erase(it);
+    it = mapped_.end();
+  }
   if (it != mapped_.end()) {
     if (it->second.bytes() < bytes) {
       return InvalidArgument(fmt::format(
@@ -16,7 +21,7 @@ Result<void*> PeerBufferCache::Map(const PeerBufferKey& key, int fd, size_t byte
     return it->second.base();
   }
   // Mapped under the lock: two threads asking for the same buffer map it once.
-  auto m = MapPeerBuffer(key.pid, fd, bytes);
+  auto m = MapPeerBuffer(key.pid, fd, bytes, backing);
   if (!m.ok()) {
     return m.status().WithContext(
         fmt::format("mapping rank {}'s registered buffer {}", key.peer, key.registration));

@@ -36,9 +36,11 @@ class PeerBufferCache {
  public:
   // The base of the peer's buffer in this process: the cached mapping, or a new one of
   // `fd` of process `key.pid`, `bytes` long (MapPeerBuffer, whose errors it returns,
-  // prefixed with the peer's rank). A cached mapping shorter than `bytes` is an error:
-  // registrations do not change size.
-  Result<void*> Map(const PeerBufferKey& key, int fd, size_t bytes) EXCLUDES(mu_);
+  // prefixed with the peer's rank). A cached mapping shorter than `bytes` is an error for
+  // a weftMemAlloc memfd (sealed: its size never changes) and is mapped again for a tmpfs
+  // file (which its owner may have grown).
+  Result<void*> Map(const PeerBufferKey& key, int fd, size_t bytes,
+                    Backing backing = Backing::kSealedMemfd) EXCLUDES(mu_);
   // Unmaps the buffer if it is mapped (the peer deregistered it). Idempotent.
   void Release(const PeerBufferKey& key) EXCLUDES(mu_);
   // Unmaps every buffer of `peer` (it failed or left).

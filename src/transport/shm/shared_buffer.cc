@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -157,13 +159,24 @@ Result<int> TakePeerFd(pid_t pid, int remote_fd) {
   return fd;
 }
 
-Status CheckSealedMemfd(int fd, pid_t pid, int remote_fd, size_t bytes) {
-  int seals = fcntl(fd, F_GET_SEALS);
+Status CheckBacking(int fd, pid_t pid, int remote_fd, size_t bytes, Backing backing) {
   struct stat st{};
-  if (seals < 0 || (seals & F_SEAL_SHRINK) == 0 || fstat(fd, &st) != 0 ||
-      static_cast<size_t>(st.st_size) < bytes) {
+  const bool long_enough = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                           static_cast<size_t>(st.st_size) >= bytes;
+  if (backing == Backing::kSealedMemfd) {
+    int seals = fcntl(fd, F_GET_SEALS);
+    if (seals < 0 || (seals & F_SEAL_SHRINK) == 0 || !long_enough) {
+      return InvalidArgument(fmt::format(
+          "fd {} of process {} is not a weft shared buffer of at least {} bytes", remote_fd,
+          pid, bytes));
+    }
+    return Status::Ok();
+  }
+  struct statfs fs{};
+  if (backing != Backing::kShmFile || !long_enough || fstatfs(fd, &fs) != 0 ||
+      (fs.f_type != TMPFS_MAGIC && fs.f_type != HUGETLBFS_MAGIC)) {
     return InvalidArgument(fmt::format(
-        "fd {} of process {} is not a weft shared buffer of at least {} bytes", remote_fd, pid,
+        "fd {} of process {} is not a shared-memory file of at least {} bytes", remote_fd, pid,
         bytes));
   }
   return Status::Ok();
@@ -171,10 +184,10 @@ Status CheckSealedMemfd(int fd, pid_t pid, int remote_fd, size_t bytes) {
 
 }  // namespace
 
-Result<PeerMapping> MapPeerBuffer(pid_t pid, int remote_fd, size_t bytes) {
+Result<PeerMapping> MapPeerBuffer(pid_t pid, int remote_fd, size_t bytes, Backing backing) {
   if (bytes == 0) return InvalidArgument("MapPeerBuffer: size is 0");
   WEFT_ASSIGN_OR_RETURN(int fd, TakePeerFd(pid, remote_fd));
-  Status st = CheckSealedMemfd(fd, pid, remote_fd, bytes);
+  Status st = CheckBacking(fd, pid, remote_fd, bytes, backing);
   void* base = MAP_FAILED;
   if (st.ok()) {
     base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

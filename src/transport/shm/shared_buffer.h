@@ -60,12 +60,20 @@ class PeerMapping {
   size_t bytes_ = 0;
 };
 
-// Maps the memfd that process `pid` holds as `remote_fd` (a SharedRange::fd it published),
-// `bytes` long, taking a copy of the fd with pidfd_open + pidfd_getfd and closing it once
-// mapped. Checks that the fd is a sealed memfd at least `bytes` long, so that the
-// mapping cannot fault later. Errors: Unavailable when the process is gone,
-// SystemError when the kernel refuses (EPERM: ptrace access denied, ENOSYS: no pidfd);
-// InvalidArgument when the fd is not such a memfd.
-Result<PeerMapping> MapPeerBuffer(pid_t pid, int remote_fd, size_t bytes);
+// What a peer's published descriptor is (SharedRegion::backing).
+enum class Backing : uint32_t {
+  kSealedMemfd = 0,  // weftMemAlloc's: sealed against shrinking, so a mapping never faults
+  kShmFile = 1,      // a file in a tmpfs the caller mapped shared (foreign_shared.h)
+};
+
+// Maps the file that process `pid` holds as `remote_fd` (a SharedRange::fd or
+// ForeignRange::fd it published), `bytes` long, taking a copy of the fd with pidfd_open +
+// pidfd_getfd and closing it once mapped. Checks that the fd is what `backing` says, at
+// least `bytes` long: a memfd sealed against shrinking, so that the mapping cannot fault
+// later, or a regular file in a tmpfs or hugetlbfs. Errors: Unavailable when the process is
+// gone, SystemError when the kernel refuses (EPERM: ptrace access denied, ENOSYS: no
+// pidfd); InvalidArgument when the fd is not such a file.
+Result<PeerMapping> MapPeerBuffer(pid_t pid, int remote_fd, size_t bytes,
+                                  Backing backing = Backing::kSealedMemfd);
 
 }  // namespace weft::transport::shm
