@@ -79,3 +79,31 @@ if BACKEND not in dist.Backend.backend_list:
     dist.Backend.register_backend(BACKEND, _create_backend, extended_api=True, devices=DEVICES)
 
 __all__ = ["BACKEND", "DEVICES", "cuda_support", "library_version"]
+
+
+def _shrunk_groups_registered_as_custom():
+    """torch's shrink_group registers the shrunk group's backend as BackendType.GLOO on CPU
+    whatever it is (torch 2.15, distributed_c10d._create_shrunk_process_group), and DDP's
+    logger, seeing "gloo", casts the backend to ProcessGroupGloo: a segmentation fault
+    when it is weft's. This registers a shrunk weft backend as torch registers weft's other
+    groups (BackendType.CUSTOM, for each device weft serves). Without the private function
+    (another torch) nothing is changed."""
+    c10d = dist.distributed_c10d
+    create = getattr(c10d, "_create_shrunk_process_group", None)
+    if create is None or getattr(create, "weft_wrapped", False):
+        return
+
+    def create_shrunk(new_backend, *args, **kwargs):
+        pg = create(new_backend, *args, **kwargs)
+        if new_backend.name() == BACKEND:
+            custom = dist.ProcessGroup.BackendType.CUSTOM
+            for device in DEVICES:
+                pg._register_backend(torch.device(device), custom, new_backend)
+            pg._set_default_backend(custom)
+        return pg
+
+    create_shrunk.weft_wrapped = True
+    c10d._create_shrunk_process_group = create_shrunk
+
+
+_shrunk_groups_registered_as_custom()

@@ -85,13 +85,18 @@ class ForeignTable {
     q.vma_name_size = sizeof(name);
     q.vma_name_addr = reinterpret_cast<uintptr_t>(name);
     if (ioctl(maps_fd_, kProcmapQuery, &q) != 0) {
-      if (errno == ENOTTY || errno == EINVAL) {  // no PROCMAP_QUERY on this kernel
+      // ENOENT: no mapping at ptr; ENAMETOOLONG: a file name longer than `name` (not one
+      // of /dev/shm's). Anything else (ENOTTY before Linux 6.11, or an emulator that does
+      // not pass the ioctl on): detection is off.
+      const int err = errno;
+      if (err != ENOENT && err != ENAMETOOLONG) {
         supported_ = false;
-        WEFT_INFO("share_memory_()-style buffers are not detected here: this kernel has no "
-                  "PROCMAP_QUERY (Linux 6.11); weftMemAlloc buffers still take the "
-                  "registered path");
+        WEFT_INFO("buffers in shared files weft did not allocate (torch's share_memory_()) "
+                  "are not detected here: PROCMAP_QUERY on /proc/self/maps failed ({}; it "
+                  "needs Linux 6.11); weftMemAlloc buffers still take the registered path",
+                  std::strerror(err));
       }
-      return false;  // ENOENT: no mapping at ptr
+      return false;
     }
     const uint64_t need = kVmaReadable | kVmaWritable | kVmaShared;
     if ((q.vma_flags & need) != need || q.inode == 0) return false;

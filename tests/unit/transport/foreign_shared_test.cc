@@ -23,7 +23,7 @@ constexpr size_t kBytes = 1 << 20;
 
 #define SKIP_WITHOUT_DETECTION()                                                  \
   if (!ForeignSharedDetectionAvailable())                                         \
-  GTEST_SKIP() << "this kernel has no PROCMAP_QUERY (Linux 6.11): detection is off"
+  GTEST_SKIP() << "PROCMAP_QUERY is not answered here (Linux < 6.11, or qemu-user): detection is off"
 
 // A /dev/shm file of kBytes, mapped shared; unlinked at once unless `keep_name`. *fd is
 // its descriptor (closed here when `close_fd`).
