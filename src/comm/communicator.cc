@@ -341,9 +341,14 @@ Status Communicator::ExecuteSchedule(const Call& call, const char* what, uint64_
     WEFT_ASSIGN_OR_RETURN(registered,
                           registered_.Agree(call, registry_, *mesh_, *executor_, agree));
   }
+  BufferMode mode = BufferMode::kPlain;
+  if (registered) {
+    mode = registered_.may_be_in_place() ? BufferMode::kRegistered
+                                         : BufferMode::kRegisteredOutOfPlace;
+  }
   // Planned once per argument set (comm/plan_cache.h).
   WEFT_ASSIGN_OR_RETURN(const PreparedCall* plan,
-                        plans_.Prepare(call, kind, what, &aborting_, registered));
+                        plans_.Prepare(call, kind, what, &aborting_, mode));
   recorder_->SetAlgo(plan->algo);
   // The user's calls only (the library's own carry a kind).
   if (kind == 0 && last_algorithm_.load(std::memory_order_relaxed) != plan->algo)

@@ -16,24 +16,25 @@ PlanCache::PlanCache(int rank, int size, sched::Planner planner,
     : rank_(rank), size_(size), planner_(std::move(planner)), topology_(std::move(topology)) {}
 
 Result<const PreparedCall*> PlanCache::Prepare(const Call& call, uint16_t kind, const char* what,
-                                               const std::atomic<bool>* abort, bool registered) {
+                                               const std::atomic<bool>* abort, BufferMode mode) {
   Slot& slot = kind == 0 ? user_ : own_;
-  if (!slot.Holds(call, kind != 0 ? kind : static_cast<uint16_t>(call.coll), registered)) {
+  if (!slot.Holds(call, kind != 0 ? kind : static_cast<uint16_t>(call.coll), mode)) {
     // The schedule depends on the shape alone: the slot's serves other buffers or op.
     const sched::Schedule* schedule = slot.plan.schedule;
     const char* algo = slot.plan.algo;
     const Call& last = slot.plan.call;
-    if (!slot.valid || slot.registered != registered || last.coll != call.coll ||
+    if (!slot.valid || slot.mode != mode || last.coll != call.coll ||
         last.root != call.root || last.count != call.count ||
         DataTypeSize(last.dtype) != DataTypeSize(call.dtype)) {
       sched::CollectiveSpec spec{call.coll, rank_, size_, call.root, call.count, nullptr};
       if (call.coll == sched::Collective::kBarrier) spec.count = 0;
-      spec.registered = registered;
+      spec.registered = mode != BufferMode::kPlain;
+      spec.may_be_in_place = mode != BufferMode::kRegisteredOutOfPlace;
       WEFT_ASSIGN_OR_RETURN(schedule, LookUpSchedule(spec, DataTypeSize(call.dtype), &algo));
     }
     slot.plan = PrepareCall(call, rank_, size_, *schedule, algo, kind, what, abort);
     slot.valid = true;
-    slot.registered = registered;
+    slot.mode = mode;
   }
   return &slot.plan;
 }
@@ -41,7 +42,8 @@ Result<const PreparedCall*> PlanCache::Prepare(const Call& call, uint16_t kind, 
 Result<const sched::Algorithm*> PlanCache::ChooseAlgorithm(const sched::CollectiveSpec& spec,
                                                            size_t esize) {
   const size_t bytes = spec.count * esize;
-  const auto key = std::make_tuple(static_cast<int>(spec.coll), spec.root, bytes, spec.registered);
+  const auto key = std::make_tuple(static_cast<int>(spec.coll), spec.root, bytes, spec.registered,
+                                   spec.may_be_in_place);
   auto it = choices_.find(key);
   if (it != choices_.end()) return it->second;
   WEFT_ASSIGN_OR_RETURN(sched::PlanChoice choice, planner_.Explain({spec, esize}));

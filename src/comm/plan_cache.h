@@ -23,6 +23,10 @@
 
 namespace weft::comm {
 
+// How a call's buffers stand, as the ranks agreed (comm/registered_path.h): plain, or
+// registered and mapped on every rank, with some rank's call in place or none.
+enum class BufferMode : uint8_t { kPlain, kRegistered, kRegisteredOutOfPlace };
+
 class PlanCache {
  public:
   PlanCache(int rank, int size, sched::Planner planner,
@@ -30,13 +34,14 @@ class PlanCache {
 
   // The plan for collective `call` (validated); `kind` is its wire kind (0: the user's
   // call, else the library's own: the call check, the device path's synchronisation),
-  // `what` its name for errors; `registered`: every rank's buffers are registered and
-  // mapped (comm/registered_path.h). Valid until the next Prepare.
+  // `what` its name for errors; `mode`: where the buffers stand. Valid until the next
+  // Prepare.
   Result<const PreparedCall*> Prepare(const Call& call, uint16_t kind, const char* what,
-                                      const std::atomic<bool>* abort, bool registered = false);
+                                      const std::atomic<bool>* abort,
+                                      BufferMode mode = BufferMode::kPlain);
   // Whether the user's slot holds `call` as is: it was validated when planned.
   bool HoldsUserCall(const Call& call) const {
-    return user_.Holds(call, static_cast<uint16_t>(call.coll), user_.registered);
+    return user_.Holds(call, static_cast<uint16_t>(call.coll), user_.mode);
   }
 
  private:
@@ -45,11 +50,10 @@ class PlanCache {
   struct Slot {
     PreparedCall plan;
     bool valid = false;
-    bool registered = false;  // planned for registered buffers
+    BufferMode mode = BufferMode::kPlain;  // the buffers it was planned for
     // Whether the plan runs `call` as is; `wire_kind` tells the library's calls apart.
-    bool Holds(const Call& call, uint16_t wire_kind, bool on_registered) const {
-      return valid && plan.ctx.kind == wire_kind && registered == on_registered &&
-             SameCollective(call, plan.call);
+    bool Holds(const Call& call, uint16_t wire_kind, BufferMode on) const {
+      return valid && plan.ctx.kind == wire_kind && mode == on && SameCollective(call, plan.call);
     }
   };
 
@@ -73,7 +77,7 @@ class PlanCache {
   std::map<std::tuple<int, int, size_t, const void*>, std::unique_ptr<sched::Schedule>> schedules_;
   // The planner's choice per (collective, root, bytes), and the (collective, size class)
   // pairs already explained at WEFT_DEBUG=INFO.
-  std::map<std::tuple<int, int, size_t, bool>, const sched::Algorithm*> choices_;
+  std::map<std::tuple<int, int, size_t, bool, bool>, const sched::Algorithm*> choices_;
   std::set<std::pair<int, int>> explained_;
 };
 

@@ -104,9 +104,10 @@ bool RegisteredPath::Considers(const Call& call, uint16_t kind, transport::Mesh&
     case sched::Collective::kReduceScatter:
     case sched::Collective::kGather:
     case sched::Collective::kScatter:
+    case sched::Collective::kAllToAll:
       break;
     default:
-      return false;  // all-to-all: see the header
+      return false;  // the barrier moves no data
   }
   if (LargestBytes(call, size_) < kMinBytes) return false;
   for (int p = 0; p < size_; ++p)
@@ -131,6 +132,12 @@ Result<bool> RegisteredPath::Agree(const Call& call, const Registry& registry,
   const bool output_ok = !UsesOutput(call, rank_) ||
                          RegionOf(registry, call.recv, bytes_of(rank_, false), &mine.output);
   mine.registered = input_ok && output_ok;
+  // Only all-to-all's single pass cares (sched::CollectiveSpec::may_be_in_place).
+  if (call.send != nullptr && call.recv != nullptr) {
+    const auto in = reinterpret_cast<uintptr_t>(call.send);
+    const auto out = reinterpret_cast<uintptr_t>(call.recv);
+    mine.in_place = in < out + bytes_of(rank_, false) && out < in + bytes_of(rank_, true);
+  }
   // Plain data in the shared segment: published by the flag the agreement raises
   // (release, ShmLink::RaiseFlag) and read below after taking the peer's (acquire). A
   // peer reads it before it sends anything for this call, and this side rewrites it
@@ -141,9 +148,11 @@ Result<bool> RegisteredPath::Agree(const Call& call, const Registry& registry,
 
   std::vector<transport::BufferOffer> offers(size_);
   std::string plain;
+  may_be_in_place_ = false;
   for (int p = 0; p < size_; ++p) {
     offers[p] = p == rank_ ? mine : mesh.link(p)->PeerOffer();
     if (!offers[p].registered) plain += fmt::format("{}{}", plain.empty() ? "" : ",", p);
+    may_be_in_place_ |= offers[p].in_place != 0;
   }
   if (!plain.empty()) {
     if (mine.registered && plain != last_logged_) {

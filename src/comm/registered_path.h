@@ -49,11 +49,9 @@ class RegisteredPath {
   RegisteredPath(int rank, int size);
 
   // Whether the path considers `call` (a user's collective, wire kind 0): any collective
-  // but the barrier and all-to-all, whose largest buffer (LargestBytes) has at least
-  // kMinBytes, on a world of two or more whose every peer's link has flags (shm: one
-  // host). Every rank answers alike. All-to-all is left out because its in-place form
-  // would have a rank overwrite blocks of its input that peers are still reading (a
-  // schedule does not know whether the call is in place).
+  // but the barrier, whose largest buffer (LargestBytes) has at least kMinBytes, on a
+  // world of two or more whose every peer's link has flags (shm: one host). Every rank
+  // answers alike.
   bool Considers(const Call& call, uint16_t kind, transport::Mesh& mesh) const;
   static size_t LargestBytes(const Call& call, int size);
 
@@ -65,6 +63,9 @@ class RegisteredPath {
                      exec::Executor& executor, const exec::ExecContext& ctx);
 
   const exec::PeerBuffers& peers() const { return peers_; }
+  // After Agree returned true: whether some rank's input and output overlap (its call is
+  // in place), for CollectiveSpec::may_be_in_place.
+  bool may_be_in_place() const { return may_be_in_place_; }
 
  private:
   const int rank_;
@@ -76,6 +77,7 @@ class RegisteredPath {
   transport::shm::PeerBufferCache mapped_;
   std::vector<std::vector<transport::shm::PeerBufferKey>> recent_;  // per peer, newest first
   exec::PeerBuffers peers_;
+  bool may_be_in_place_ = true;
   std::string last_logged_;  // the last fallback logged, so that a loop logs it once
 };
 

@@ -108,6 +108,11 @@ const std::vector<Algorithm>& AllAlgorithms() {
        a::BuildAllToAllPairwise, a::EstimateAllToAllPairwiseUs},
       {"bruck", C::kAllToAll, "Bruck: ceil(lg p) steps with packing; for small blocks", a::AnySize,
        a::BuildAllToAllBruck, a::EstimateAllToAllBruckUs},
+      {"single_pass", C::kAllToAll,
+       "registered buffers on one host, every call out of place: each rank reads its block "
+       "of every input in place; flags order the accesses",
+       a::SupportsRegisteredOutOfPlace, a::BuildAllToAllSinglePass,
+       a::EstimateAllToAllSinglePassUs},
 
       {"binomial", C::kGather, "binomial tree: subtrees gathered through scratch", a::AnySize,
        a::BuildGatherBinomial, a::EstimateGatherBinomialUs},

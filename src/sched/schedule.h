@@ -137,6 +137,10 @@ struct CollectiveSpec {
   // mapped every other's (comm/registered_path.h): schedules may use the kPeer* steps.
   // Algorithms that need it support only such specs.
   bool registered = false;
+  // With `registered`: false when the agreement found every rank's call out of place.
+  // All-to-all's single pass needs that: in place, a rank would overwrite blocks of its
+  // input that its peers are still reading.
+  bool may_be_in_place = true;
 };
 
 // Elements in the input and output buffers for `spec` (on this rank; for rooted

@@ -55,6 +55,7 @@ struct SharedRegion {
 struct BufferOffer {
   int32_t pid = 0;          // the owner's process
   uint32_t registered = 0;  // 1: input and output below are valid; 0: not registered
+  uint32_t in_place = 0;    // 1: the owner's input and output overlap
   SharedRegion input, output;
 };
 

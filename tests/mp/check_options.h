@@ -8,10 +8,10 @@
 //     in one weftMemAlloc arena registered with the communicator, in one not registered,
 //     registered on even ranks and on the heap on odd ones, or in an unlinked /dev/shm
 //     file mapped shared (as torch's share_memory_() makes)
-//   --expect-single-pass: with --mem=shared, allocated or shm-file, blocking cases must report (through
-//     weftCommGetLastAlgorithm) the single-pass algorithm exactly where the registered
-//     path takes the call: a collective other than all-to-all whose largest buffer has
-//     at least kSinglePassMinBytes, on two ranks or more
+//   --expect-single-pass: with --mem=shared, allocated or shm-file, blocking cases must
+//     report (through weftCommGetLastAlgorithm) the single-pass algorithm exactly where the
+//     registered path takes the call: a collective (all-to-all out of place only) whose
+//     largest buffer has at least kSinglePassMinBytes, on two ranks or more
 //   --self-test: checks the checker. Every rank spoils one output element of every case
 //   after the collective; a case whose spoiled output still verifies is the failure.
 #pragma once

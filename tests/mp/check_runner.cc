@@ -38,6 +38,10 @@ std::string Runner::CheckAlgorithm(const Case& c) {
     case Coll::kScatter:
       taken = nranks_ >= 2 && CaseRun::LargestBytes(c, nranks_) >= kSinglePassMinBytes;
       break;
+    case Coll::kAllToAll:  // out of place only: every rank runs the case alike
+      taken = nranks_ >= 2 && CaseRun::LargestBytes(c, nranks_) >= kSinglePassMinBytes &&
+              !c.in_place;
+      break;
     default:
       return "";  // not a collective the algorithm names
   }

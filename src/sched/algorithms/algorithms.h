@@ -99,6 +99,10 @@ Schedule BuildAllToAllPairwise(const CollectiveSpec& spec);
 Schedule BuildAllToAllBruck(const CollectiveSpec& spec);
 double EstimateAllToAllPairwiseUs(const CostQuery& q, const CostModel& c);
 double EstimateAllToAllBruckUs(const CostQuery& q, const CostModel& c);
+// Registered buffers with every rank's call out of place (CollectiveSpec::may_be_in_place).
+bool SupportsRegisteredOutOfPlace(const CollectiveSpec& spec);
+Schedule BuildAllToAllSinglePass(const CollectiveSpec& spec);
+double EstimateAllToAllSinglePassUs(const CostQuery& q, const CostModel& c);
 
 Schedule BuildGatherBinomial(const CollectiveSpec& spec);
 Schedule BuildGatherLinear(const CollectiveSpec& spec);
