@@ -55,8 +55,11 @@ bool NeedsRegisteredBuffers(const sched::Algorithm& algo, Collective coll, int r
   spec.size = ranks;
   spec.count = size_t{1} << 20;
   spec.registered = true;
-  const bool on_registered = algo.supports(spec);
+  bool on_registered = algo.supports(spec);
+  spec.may_be_in_place = false;  // all-to-all's single pass needs every call out of place
+  on_registered |= algo.supports(spec);
   spec.registered = false;
+  spec.may_be_in_place = true;
   return on_registered && !algo.supports(spec);
 }
 
