@@ -112,7 +112,7 @@ class ForeignTable {
   bool Supported() EXCLUDES(mu_) {
     Vma ignored;
     int probe = 0;
-    Query(&probe, &ignored);  // a stack address: answers ENOENT-like "not shared"
+    Query(&probe, &ignored);  // a stack address (never shared): only whether it answers counts
     MutexLock lock(&mu_);
     return supported_;
   }
