@@ -24,33 +24,25 @@ constexpr uint64_t kForeignBit = uint64_t{1} << 62;
 // else in a tmpfs file the caller mapped shared (torch's share_memory_()), if it does.
 bool RegionOf(const Registry& registry, const void* ptr, size_t bytes,
               transport::SharedRegion* out) {
+  using transport::shm::Backing;
+  auto fill = [out](int fd, Backing backing, uint64_t registration, size_t fd_bytes,
+                    size_t offset) {
+    *out = transport::SharedRegion{fd, static_cast<uint32_t>(backing), registration, fd_bytes,
+                                   offset};
+    return true;
+  };
   if (ptr == nullptr) return false;
   bytes = bytes == 0 ? 1 : bytes;
   const auto r = registry.Find(ptr, bytes);
   if (r.has_value() && r->kind == MemoryKind::kHostShared && r->fd >= 0) {
-    out->fd = r->fd;
-    out->registration = r->id;
-    out->fd_bytes = r->fd_bytes;
-    out->offset = r->fd_offset + (reinterpret_cast<uintptr_t>(ptr) - r->begin);
-    return true;
+    return fill(r->fd, Backing::kSealedMemfd, r->id, r->fd_bytes,
+                r->fd_offset + (reinterpret_cast<uintptr_t>(ptr) - r->begin));
   }
-  const auto shared = transport::shm::FindShared(ptr, bytes);
-  if (shared.ok()) {
-    out->fd = shared.value().fd;
-    out->backing = static_cast<uint32_t>(transport::shm::Backing::kSealedMemfd);
-    out->registration = kAllocationBit | shared.value().id;
-    out->fd_bytes = shared.value().alloc_bytes;
-    out->offset = shared.value().offset;
-    return true;
-  }
-  const auto foreign = transport::shm::FindForeignShared(ptr, bytes);
-  if (!foreign.ok()) return false;
-  out->fd = foreign.value().fd;
-  out->backing = static_cast<uint32_t>(transport::shm::Backing::kShmFile);
-  out->registration = kForeignBit | foreign.value().id;
-  out->fd_bytes = foreign.value().file_bytes;
-  out->offset = foreign.value().offset;
-  return true;
+  if (auto a = transport::shm::FindShared(ptr, bytes); a.ok())
+    return fill(a->fd, Backing::kSealedMemfd, kAllocationBit | a->id, a->alloc_bytes, a->offset);
+  if (auto f = transport::shm::FindForeignShared(ptr, bytes); f.ok())
+    return fill(f->fd, Backing::kShmFile, kForeignBit | f->id, f->file_bytes, f->offset);
+  return false;
 }
 
 }  // namespace

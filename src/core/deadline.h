@@ -28,14 +28,14 @@ class Deadline {
   Clock::time_point at_;
 };
 
+// Where a call's timeout comes from, for the messages of the waits it bounds.
+inline constexpr char kTimeoutSources[] = "WEFT_TIMEOUT, weftConfig_t or weftCommSetTimeout";
+
 // A deadline `d` after its first use rather than after its creation, for the per-call
 // deadline of a collective: most small calls finish before they ever wait long enough to
 // look at it, so they never pay for reading the clock (~25-70 ns in a VM, as much as a
 // small message). A call that waits starts its clock within a few polls (microseconds)
 // of its start, so the wait stays bounded by `d` plus that.
-// Where a call's timeout comes from, for the messages of the waits it bounds.
-inline constexpr char kTimeoutSources[] = "WEFT_TIMEOUT, weftConfig_t or weftCommSetTimeout";
-
 class LazyDeadline {
  public:
   explicit LazyDeadline(std::chrono::nanoseconds d) : d_(d) {}

@@ -153,7 +153,6 @@ constexpr size_t kStreamingMinBytes = 4 << 20;
 
 }  // namespace
 
-
 // Reduce as it lands. A round of a reducing schedule typically receives a peer's partial
 // result into scratch and then, as its first local step, reduces it into the output
 // ("copy x to dst; reduce y into dst", or "reduce y into dst"). Run after the whole

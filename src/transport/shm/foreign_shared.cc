@@ -3,10 +3,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <linux/magic.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -19,6 +17,7 @@
 
 #include "core/log.h"
 #include "core/mutex.h"
+#include "transport/shm/shared_buffer.h"
 
 namespace weft::transport::shm {
 namespace {
@@ -60,8 +59,7 @@ struct Vma {
 // (deleted, none held) can never get one again.
 struct FileEntry {
   uint64_t id = 0;
-  int fd = -1;               // -1: none found yet
-  bool owned = false;        // opened here by name; kept open until exit
+  int fd = -1;               // -1: none found yet (one opened by name is kept until exit)
   bool unreachable = false;  // deleted and no descriptor held: none can be had again
 };
 
@@ -125,7 +123,6 @@ class ForeignTable {
     struct stat st{};
     if (it != files_.end() && it->second.fd >= 0 && !IsFile(it->second.fd, vma, &st)) {
       it->second.fd = -1;  // closed since, and maybe reused: look again
-      it->second.owned = false;
     }
     if (it == files_.end() || (it->second.fd < 0 && !it->second.unreachable)) {
       FileEntry e;
@@ -133,8 +130,7 @@ class ForeignTable {
       e.fd = FindHeld(vma, &st);
       if (e.fd < 0 && opened_ < kKeepOpened) {
         e.fd = OpenByName(vma, &st);
-        e.owned = e.fd >= 0;
-        opened_ += e.owned ? 1 : 0;
+        opened_ += e.fd >= 0 ? 1 : 0;
       }
       e.unreachable = e.fd < 0 && vma.name.find(" (deleted)") != std::string::npos;
       it = files_.insert_or_assign(key, e).first;
@@ -147,13 +143,9 @@ class ForeignTable {
  private:
   static constexpr int kKeepOpened = 64;
 
-  // Whether `fd` is the file (dev, inode), a regular file in a tmpfs or hugetlbfs; fills
-  // `st`.
+  // Whether `fd` is the mapped file (dev, inode), in shared memory; fills `st`.
   static bool IsFile(int fd, const Vma& vma, struct stat* st) {
-    struct statfs fs{};
-    return fstat(fd, st) == 0 && S_ISREG(st->st_mode) && st->st_dev == vma.dev &&
-           st->st_ino == vma.inode && fstatfs(fd, &fs) == 0 &&
-           (fs.f_type == TMPFS_MAGIC || fs.f_type == HUGETLBFS_MAGIC);
+    return IsSharedMemoryFile(fd, st) && st->st_dev == vma.dev && st->st_ino == vma.inode;
   }
 
   // A descriptor this process holds of the file (torch keeps one per shared storage).

@@ -161,20 +161,18 @@ Result<int> TakePeerFd(pid_t pid, int remote_fd) {
 
 Status CheckBacking(int fd, pid_t pid, int remote_fd, size_t bytes, Backing backing) {
   struct stat st{};
-  const bool long_enough = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-                           static_cast<size_t>(st.st_size) >= bytes;
   if (backing == Backing::kSealedMemfd) {
     int seals = fcntl(fd, F_GET_SEALS);
-    if (seals < 0 || (seals & F_SEAL_SHRINK) == 0 || !long_enough) {
+    if (seals < 0 || (seals & F_SEAL_SHRINK) == 0 || fstat(fd, &st) != 0 ||
+        !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) < bytes) {
       return InvalidArgument(fmt::format(
           "fd {} of process {} is not a weft shared buffer of at least {} bytes", remote_fd,
           pid, bytes));
     }
     return Status::Ok();
   }
-  struct statfs fs{};
-  if (backing != Backing::kShmFile || !long_enough || fstatfs(fd, &fs) != 0 ||
-      (fs.f_type != TMPFS_MAGIC && fs.f_type != HUGETLBFS_MAGIC)) {
+  if (backing != Backing::kShmFile || !IsSharedMemoryFile(fd, &st) ||
+      static_cast<size_t>(st.st_size) < bytes) {
     return InvalidArgument(fmt::format(
         "fd {} of process {} is not a shared-memory file of at least {} bytes", remote_fd, pid,
         bytes));
@@ -183,6 +181,12 @@ Status CheckBacking(int fd, pid_t pid, int remote_fd, size_t bytes, Backing back
 }
 
 }  // namespace
+
+bool IsSharedMemoryFile(int fd, struct stat* st) {
+  struct statfs fs{};
+  return fstat(fd, st) == 0 && S_ISREG(st->st_mode) && fstatfs(fd, &fs) == 0 &&
+         (fs.f_type == TMPFS_MAGIC || fs.f_type == HUGETLBFS_MAGIC);
+}
 
 Result<PeerMapping> MapPeerBuffer(pid_t pid, int remote_fd, size_t bytes, Backing backing) {
   if (bytes == 0) return InvalidArgument("MapPeerBuffer: size is 0");

@@ -14,6 +14,7 @@
 // Thread-safety: every function may be called from any thread.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -59,6 +60,10 @@ class PeerMapping {
   void* base_ = nullptr;
   size_t bytes_ = 0;
 };
+
+// Whether `fd` is a regular file in a tmpfs or hugetlbfs (shared memory, not a disk
+// file); fills `st` from fstat.
+bool IsSharedMemoryFile(int fd, struct stat* st);
 
 // What a peer's published descriptor is (SharedRegion::backing).
 enum class Backing : uint32_t {
