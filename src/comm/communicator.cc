@@ -357,6 +357,7 @@ Status Communicator::ExecuteSchedule(const Call& call, const char* what, uint64_
   ctx.progress = progress;
   ctx.seq = seq;
   ctx.deadline = deadline;
+  ctx.entered_together = registered;
   WEFT_ASSIGN_OR_RETURN(exec::Buffers bufs, BuffersFor(*plan, call, temps_));
   if (registered) bufs.peers = &registered_.peers();
   WEFT_RETURN_IF_ERROR(executor_->Run(*plan->schedule, ctx, bufs));

@@ -21,8 +21,9 @@ constexpr uint64_t kForeignBit = uint64_t{1} << 62;
 
 // Where [ptr, ptr + bytes) lies in a registration, or else in a buffer from weftMemAlloc
 // (which every peer on the host can map just the same: registering it is optional), or
-// else in a tmpfs file the caller mapped shared (torch's share_memory_()), if it does.
-bool RegionOf(const Registry& registry, const void* ptr, size_t bytes,
+// else, where `files` says to look there, in a tmpfs file the caller mapped shared
+// (torch's share_memory_()), if it does.
+bool RegionOf(const Registry& registry, const void* ptr, size_t bytes, bool files,
               transport::SharedRegion* out) {
   using transport::shm::Backing;
   auto fill = [out](int fd, Backing backing, uint64_t registration, size_t fd_bytes,
@@ -38,8 +39,9 @@ bool RegionOf(const Registry& registry, const void* ptr, size_t bytes,
     return fill(r->fd, Backing::kSealedMemfd, r->id, r->fd_bytes,
                 r->fd_offset + (reinterpret_cast<uintptr_t>(ptr) - r->begin));
   }
-  if (auto a = transport::shm::FindShared(ptr, bytes); a.ok())
-    return fill(a->fd, Backing::kSealedMemfd, kAllocationBit | a->id, a->alloc_bytes, a->offset);
+  if (transport::shm::SharedRange a; transport::shm::LookUpShared(ptr, bytes, &a))
+    return fill(a.fd, Backing::kSealedMemfd, kAllocationBit | a.id, a.alloc_bytes, a.offset);
+  if (!files) return false;
   if (auto f = transport::shm::FindForeignShared(ptr, bytes); f.ok())
     return fill(f->fd, Backing::kShmFile, kForeignBit | f->id, f->file_bytes, f->offset);
   return false;
@@ -47,10 +49,14 @@ bool RegionOf(const Registry& registry, const void* ptr, size_t bytes,
 
 }  // namespace
 
-RegisteredPath::RegisteredPath(int rank, int size) : rank_(rank), size_(size) {
+RegisteredPath::RegisteredPath(int rank, int size)
+    : rank_(rank), size_(size), pid_(static_cast<int32_t>(getpid())) {
   sched::Round round;
-  for (int p = 0; p < size; ++p)
-    if (p != rank) round.steps.push_back({sched::StepKind::kSync, p, {}, {}});
+  for (int p = 0; p < size; ++p) {
+    if (p == rank) continue;
+    round.steps.push_back({sched::StepKind::kSync, p, {}, {}});
+    peer_ranks_.push_back(p);
+  }
   agreement_.rounds.push_back(std::move(round));
   peers_.input.assign(size, nullptr);
   peers_.output.assign(size, nullptr);
@@ -117,12 +123,23 @@ Result<bool> RegisteredPath::Agree(const Call& call, const Registry& registry,
     return (input ? sched::InputCount(spec) : sched::OutputCount(spec)) *
            DataTypeSize(call.dtype);
   };
+  // The flags this rank left untaken at its last agreement: the peers raised them on
+  // entering that call, so they are there or come soon. Taking them first keeps the
+  // flags matched in order, and shows that each peer is done reading the offer slot
+  // written below (Link::SetOffer).
+  if (owed_) {
+    WEFT_RETURN_IF_ERROR(executor.TakeFlags(peer_ranks_, ctx, 0));
+    owed_ = false;
+  }
+  const uint64_t agreement = agreements_++;
   transport::BufferOffer mine;
-  mine.pid = static_cast<int32_t>(getpid());
-  const bool input_ok =
-      !UsesInput(call, rank_) || RegionOf(registry, call.send, bytes_of(rank_, true), &mine.input);
-  const bool output_ok = !UsesOutput(call, rank_) ||
-                         RegionOf(registry, call.recv, bytes_of(rank_, false), &mine.output);
+  mine.pid = pid_;
+  const bool files = LargestBytes(call, size_) >= kFileMinBytes;
+  const bool input_ok = !UsesInput(call, rank_) ||
+                        RegionOf(registry, call.send, bytes_of(rank_, true), files, &mine.input);
+  const bool output_ok = !UsesOutput(call, rank_) || RegionOf(registry, call.recv,
+                                                              bytes_of(rank_, false), files,
+                                                              &mine.output);
   mine.registered = input_ok && output_ok;
   // Only all-to-all's single pass cares (sched::CollectiveSpec::may_be_in_place).
   if (call.send != nullptr && call.recv != nullptr) {
@@ -130,19 +147,23 @@ Result<bool> RegisteredPath::Agree(const Call& call, const Registry& registry,
     const auto out = reinterpret_cast<uintptr_t>(call.recv);
     mine.in_place = in < out + bytes_of(rank_, false) && out < in + bytes_of(rank_, true);
   }
-  // Plain data in the shared segment: published by the flag the agreement raises
-  // (release, ShmLink::RaiseFlag) and read below after taking the peer's (acquire). A
-  // peer reads it before it sends anything for this call, and this side rewrites it
-  // only for the next call, after this one, which needed the peer's data.
-  for (int p = 0; p < size_; ++p)
-    if (p != rank_) mesh.link(p)->SetOffer(mine);
+  // Plain data in the shared segment: published by the flag raised below (release,
+  // ShmLink::RaiseFlag) and read after taking the peer's (acquire).
+  for (int p : peer_ranks_) mesh.link(p)->SetOffer(agreement, mine);
+  if (!mine.registered) {
+    // The call is plain whatever the peers offer: say so and go on without waiting for
+    // them. The peers that wait read this offer and fall back too.
+    for (int p : peer_ranks_) mesh.link(p)->RaiseFlag();
+    owed_ = true;
+    return false;
+  }
   WEFT_RETURN_IF_ERROR(executor.Run(agreement_, ctx, {}));
 
   std::vector<transport::BufferOffer> offers(size_);
   std::string plain;
   may_be_in_place_ = false;
   for (int p = 0; p < size_; ++p) {
-    offers[p] = p == rank_ ? mine : mesh.link(p)->PeerOffer();
+    offers[p] = p == rank_ ? mine : mesh.link(p)->PeerOffer(agreement);
     if (!offers[p].registered) plain += fmt::format("{}{}", plain.empty() ? "" : ",", p);
     may_be_in_place_ |= offers[p].in_place != 0;
   }

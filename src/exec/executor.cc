@@ -59,7 +59,15 @@ Status Executor::Run(const sched::Schedule& schedule, const ExecContext& ctx, co
     reduce_dtype_ = ctx.dtype;
     reduce_op_ = ctx.op;
   }
-  for (size_t r = 0; r < schedule.rounds.size(); ++r) {
+  size_t first_round = 0;
+  if (ctx.entered_together && !schedule.rounds.empty()) {
+    const auto& steps = schedule.rounds[0].steps;
+    if (!steps.empty() && std::all_of(steps.begin(), steps.end(), [](const Step& s) {
+          return s.kind == StepKind::kSync;
+        }))
+      first_round = 1;
+  }
+  for (size_t r = first_round; r < schedule.rounds.size(); ++r) {
     const auto& round = schedule.rounds[r];
     WEFT_RETURN_IF_ERROR(Communicate(round, r));
     const auto& steps = round.steps;
@@ -355,6 +363,14 @@ Status Executor::Communicate(const sched::Round& round, size_t round_index) {
     track(link);
   }
   WEFT_RETURN_IF_ERROR(WaitAll(round_index));
+  return WaitFlags(round_index);
+}
+
+Status Executor::TakeFlags(const std::vector<int>& peers, const ExecContext& ctx,
+                           size_t round_index) {
+  ctx_ = &ctx;
+  flag_waits_.clear();
+  for (int p : peers) flag_waits_.push_back(mesh_->link(p));
   return WaitFlags(round_index);
 }
 

@@ -38,6 +38,10 @@ struct ExecContext {
   const std::atomic<bool>* abort = nullptr;
   // Where the call is, for the flight recorder. May be null.
   Progress* progress = nullptr;
+  // Every rank has raised a flag to every peer since entering the call and taken every
+  // peer's (the registered path's agreement): a first round of kSync steps alone would
+  // only repeat that, so Run skips it.
+  bool entered_together = false;
 };
 
 // Every rank's input and output as mapped in this process, by rank (this rank's own
@@ -61,6 +65,11 @@ class Executor {
   // round and the peer involved; the links may be left mid-message (the caller marks
   // the communicator failed).
   Status Run(const sched::Schedule& schedule, const ExecContext& ctx, const Buffers& bufs);
+
+  // Takes the next flag of each of `peers` without raising one (a rank that raised its
+  // flags and went on without waiting for the peers', comm/registered_path.h), bounded
+  // and checked like a round's kSync steps; `round_index` only names the wait in errors.
+  Status TakeFlags(const std::vector<int>& peers, const ExecContext& ctx, size_t round_index);
 
  private:
   Status Communicate(const sched::Round& round, size_t round_index);

@@ -132,10 +132,18 @@ class Link {
   virtual Result<bool> TakeFlag() { return false; }
   // Whether the peer has raised a flag not yet taken (a look, for a waiter about to sleep).
   virtual bool PeerHasFlag() const { return false; }
-  // This side's offer for the call being agreed, published by the next RaiseFlag; the
-  // peer's, valid once its flag that follows it has been taken.
-  virtual void SetOffer(const BufferOffer& offer) { (void)offer; }
-  virtual BufferOffer PeerOffer() const { return {}; }
+  // This side's offer for the `agreement`-th call agreed, published by the next
+  // RaiseFlag; the peer's, valid once its flag that follows it has been taken. Two slots,
+  // by the agreement's parity: a side may write agreement k's offer once it knows the
+  // peer has raised its flag for agreement k - 1, so is done reading offer k - 2.
+  virtual void SetOffer(uint64_t agreement, const BufferOffer& offer) {
+    (void)agreement;
+    (void)offer;
+  }
+  virtual BufferOffer PeerOffer(uint64_t agreement) const {
+    (void)agreement;
+    return {};
+  }
 
  protected:
   Link(int self, int peer) : self_(self), peer_(peer) {}

@@ -43,9 +43,11 @@ struct Options {
   bool expect_single_pass = false;
 };
 
-// RegisteredPath::kMinBytes (src/comm/registered_path.h), which the public API does not
-// expose: --expect-single-pass checks the library against this copy.
-inline constexpr size_t kSinglePassMinBytes = 256 << 10;
+// RegisteredPath::kMinBytes and kFileMinBytes (src/comm/registered_path.h), which the
+// public API does not expose: --expect-single-pass checks the library against these copies
+// (the second for --mem=shm-file: buffers in the caller's tmpfs files).
+inline constexpr size_t kSinglePassMinBytes = 64 << 10;
+inline constexpr size_t kSinglePassFileMinBytes = 256 << 10;
 
 // Returns false (after printing why to stderr) on a malformed command line.
 bool ParseOptions(int argc, char** argv, Options* out);

@@ -27,6 +27,8 @@ Runner::Runner(weftComm_t comm, int rank, int nranks, const Options& opts, Tally
 }
 
 std::string Runner::CheckAlgorithm(const Case& c) {
+  const size_t min_bytes =
+      opts_.memory == Memory::kShmFile ? kSinglePassFileMinBytes : kSinglePassMinBytes;
   bool taken = false;
   switch (c.coll) {
     case Coll::kAllReduce:
@@ -36,10 +38,10 @@ std::string Runner::CheckAlgorithm(const Case& c) {
     case Coll::kReduceScatter:
     case Coll::kGather:
     case Coll::kScatter:
-      taken = nranks_ >= 2 && CaseRun::LargestBytes(c, nranks_) >= kSinglePassMinBytes;
+      taken = nranks_ >= 2 && CaseRun::LargestBytes(c, nranks_) >= min_bytes;
       break;
     case Coll::kAllToAll:  // out of place only: every rank runs the case alike
-      taken = nranks_ >= 2 && CaseRun::LargestBytes(c, nranks_) >= kSinglePassMinBytes &&
+      taken = nranks_ >= 2 && CaseRun::LargestBytes(c, nranks_) >= min_bytes &&
               !c.in_place;
       break;
     default:

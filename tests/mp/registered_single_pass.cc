@@ -3,11 +3,14 @@
 //
 //   registered_single_pass        checks, printing "registered_single_pass: ok":
 //     - every dtype x op, in place and out of place, at two counts over
-//       RegisteredPath::kMinBytes (256 KiB) (one not a multiple of the world size): exact results,
+//       RegisteredPath::kMinBytes (64 KiB) (one not a multiple of the world size): exact results,
 //       and weftCommGetLastAlgorithm says "single_pass";
 //     - a count under kMinBytes: exact, and not single_pass;
 //     - rank 0's buffers plain, the others' registered: exact, and not single_pass on any
 //       rank (the call falls back everywhere); then all registered again: single_pass;
+//     - rank 0's buffers plain while it broadcasts: it goes on at once from each agreement
+//       and may reach the next before the others have read its offer (the offers' two
+//       slots, Link::SetOffer); calls on all-registered buffers between them run single_pass;
 //     - in place with a count that leaves some ranks no chunk (count < size not possible
 //       over kMinBytes, so uneven chunks instead) and the same buffers reused 20 times.
 //   registered_single_pass kill [allreduce|allgather|broadcast]   the last rank SIGKILLs
@@ -110,8 +113,8 @@ int RunOne(weftComm_t comm, int rank, int size, weftDataType_t t, weftRedOp_t op
 
 int Correctness(weftComm_t comm, int rank, int size) {
   int wrong = 0;
-  // 256 Ki + 3 elements: over the threshold for every dtype, chunks of unequal sizes.
-  for (size_t count : {size_t{262147}, size_t{1} << 19}) {
+  // 64 Ki + 3 elements: over the threshold for every dtype, chunks of unequal sizes.
+  for (size_t count : {size_t{65539}, size_t{1} << 17}) {
     Buf b(comm, true, count * 8);
     for (int t = 0; t < weftNumTypes; ++t)
       for (int op = 0; op < weftNumOps; ++op)
@@ -124,7 +127,7 @@ int Correctness(weftComm_t comm, int rank, int size) {
     wrong += RunOne(comm, rank, size, weftFloat32, weftSum, false, b, 1000, false);
   }
   {  // mixed: rank 0 plain, the others registered; then all registered again
-    const size_t count = 300007;
+    const size_t count = 70001;
     Buf mixed(comm, rank != 0, count * 8);
     for (int t : {weftInt8, weftFloat16, weftFloat32, weftFloat64})
       for (bool in_place : {false, true})
@@ -135,6 +138,27 @@ int Correctness(weftComm_t comm, int rank, int size) {
     wrong += RunOne(comm, rank, size, weftInt32, weftSum, false, mixed, count, false);
     for (int i = 0; i < 20; ++i)
       wrong += RunOne(comm, rank, size, weftInt64, weftSum, i % 2 == 0, all, count, true);
+  }
+  {  // a plain root runs ahead of ranks that wait for its flag
+    const size_t count = 20000;  // 80 KiB of int32: over kMinBytes, fits a ring
+    Buf root_plain(comm, rank != 0, count * 4);
+    Buf all(comm, true, count * 4);
+    for (int i = 0; i < 30; ++i) {
+      if (rank != 0 && i % 3 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      auto* data = static_cast<int32_t*>(root_plain.in);
+      for (size_t k = 0; k < count; ++k) data[k] = rank == 0 ? i * 7 + static_cast<int>(k % 97) : -1;
+      Check(weftBroadcast(data, data, count, weftInt32, 0, comm), "weftBroadcast", comm);
+      for (size_t k = 0; k < count; ++k) {
+        if (data[k] != i * 7 + static_cast<int>(k % 97)) {
+          std::fprintf(stderr, "registered_single_pass: rank %d: broadcast %d from a plain root: "
+                       "wrong element %zu\n", rank, i, k);
+          ++wrong;
+          break;
+        }
+      }
+      if (i % 5 == 4)
+        wrong += RunOne(comm, rank, size, weftInt32, weftSum, false, all, count, true);
+    }
   }
   return wrong;
 }

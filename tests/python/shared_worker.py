@@ -1,5 +1,5 @@
 """weft.torch.empty: tensors in weft's shared memory. Every collective on them is right,
-and those of 256 KiB or more run the single pass (the planner says so at
+and those of 64 KiB or more run the single pass (the planner says so at
 WEFT_DEBUG=INFO, which test_shared.py reads); a group where one rank's tensor is an
 ordinary one runs the plain path and is right too. Prints "rank R: SHARED-OK"."""
 import os

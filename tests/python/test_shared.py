@@ -17,7 +17,7 @@ def test_shared_tensors_run_the_single_pass(world_size):
             # ranks whose tensors were shared say so.
             assert "buffers registered here but not on rank(s) 0" in out, out
     # Rank 0 logs the planner's choices: the 1 MiB allreduce, broadcast and allgather run
-    # the single pass; the reduce-scatter of world x 16 KiB is under the path's 256 KiB.
+    # the single pass; the reduce-scatter of world x 16 KiB is under the path's 64 KiB.
     plans = [line for line in results[0][1].splitlines() if "planner:" in line]
     for coll in ("allreduce", "broadcast", "allgather"):
         assert any(f"planner: {coll} " in p and "-> single_pass" in p for p in plans), (

@@ -56,11 +56,12 @@ struct SideInfo {
   uint32_t abort_bytes = 0;  // of abort_text; 0: no cause given
   char abort_text[1024] = {};
   // Calls on registered buffers (Link::RaiseFlag): how many flags this side has raised,
-  // and the buffers it offers for the call being agreed, written before the flag.
-  // Release (ShmLink::RaiseFlag) / acquire (TakeFlag, PeerHasFlag): publishes `offer`
+  // and the buffers it offers for the calls being agreed, written before the flag; two
+  // slots, by the agreement's parity (Link::SetOffer says why).
+  // Release (ShmLink::RaiseFlag) / acquire (TakeFlag, PeerHasFlag): publishes `offers`
   // and this side's writes into the registered buffers.
   alignas(64) std::atomic<uint64_t> flags{0};
-  BufferOffer offer;
+  BufferOffer offers[2];
 };
 
 enum CmaState : uint32_t { kCmaUnknown = 0, kCmaWorks = 1, kCmaDenied = 2 };
@@ -74,7 +75,9 @@ inline constexpr uint64_t kSegmentMagic = 0x314d485354464557ull;  // "WEFTSHM1"
 // 8: the producer clears the stamp word where the next slot goes before it publishes a
 //    message's end (Ring::ClearNextStamp); a version-7 producer leaves stale payload
 //    there, which a consumer may read as a stamp.
-inline constexpr uint32_t kSegmentVersion = 8;
+// 9: two buffer offers, by the agreement's parity (a rank on plain buffers no longer
+//    waits for its peers' flags).
+inline constexpr uint32_t kSegmentVersion = 9;
 
 // At offset 0 of the segment; ring data follows at SegmentLayout::data_offset.
 struct SegmentHeader {

@@ -43,6 +43,18 @@ class AllocationTable {
     by_base_.erase(it);
     return a;
   }
+  bool LookUp(const void* ptr, size_t bytes, SharedRange* out) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    auto it = by_base_.upper_bound(p);
+    if (it == by_base_.begin()) return false;
+    --it;
+    const uintptr_t end = it->first + it->second.bytes;
+    if (p >= end || bytes > end - p) return false;
+    *out = SharedRange{it->second.id, it->second.fd, reinterpret_cast<void*>(it->first),
+                       it->second.bytes, p - it->first};
+    return true;
+  }
   Result<SharedRange> Find(const void* ptr, size_t bytes) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
@@ -120,6 +132,10 @@ Status SharedFree(void* ptr) {
 }
 
 Result<SharedRange> FindShared(const void* ptr, size_t bytes) { return Table().Find(ptr, bytes); }
+
+bool LookUpShared(const void* ptr, size_t bytes, SharedRange* out) {
+  return Table().LookUp(ptr, bytes, out);
+}
 
 size_t SharedAllocCount() { return Table().Count(); }
 

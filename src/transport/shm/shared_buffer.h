@@ -41,6 +41,10 @@ Result<void*> SharedAlloc(size_t bytes);
 Status SharedFree(void* ptr);
 // The allocation that holds all of [ptr, ptr + bytes); NotFound as InvalidArgument naming why.
 Result<SharedRange> FindShared(const void* ptr, size_t bytes);
+// The same without the why: false when no allocation holds all of the range. It builds no
+// message, so a plain buffer costs a lock and a map lookup (comm::RegisteredPath asks it
+// on every call it considers).
+bool LookUpShared(const void* ptr, size_t bytes, SharedRange* out);
 // Number of live allocations (for tests).
 size_t SharedAllocCount();
 

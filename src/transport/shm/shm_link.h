@@ -67,8 +67,12 @@ class ShmLink final : public Link {
     // Acquire: pairs with the release in the peer's RaiseFlag.
     return segment_->peer_info().flags.load(std::memory_order_acquire) > flags_taken_;
   }
-  void SetOffer(const BufferOffer& offer) override { segment_->my_info().offer = offer; }
-  BufferOffer PeerOffer() const override { return segment_->peer_info().offer; }
+  void SetOffer(uint64_t agreement, const BufferOffer& offer) override {
+    segment_->my_info().offers[agreement % 2] = offer;
+  }
+  BufferOffer PeerOffer(uint64_t agreement) const override {
+    return segment_->peer_info().offers[agreement % 2];
+  }
 
   // How long without progress before checking whether the peer process is alive.
   static constexpr std::chrono::milliseconds kLivenessInterval{100};
