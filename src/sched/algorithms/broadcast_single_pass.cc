@@ -19,7 +19,7 @@ Schedule BuildBroadcastSinglePass(const CollectiveSpec& spec) {
     } else {
       b.PeerRead(Out(0, c), spec.root, In(0, c));
     }
-  });
+  }, SyncPeers::kRootAndOthers);
 }
 
 // Each rank reads the vector once and writes it once.

@@ -20,7 +20,7 @@ Schedule BuildGatherSinglePass(const CollectiveSpec& spec) {
     } else {
       b.PeerWrite(spec.root, block, In(0, c));
     }
-  });
+  }, SyncPeers::kRootAndOthers);
 }
 
 // Each rank reads its block and writes it once.

@@ -20,7 +20,7 @@ Schedule BuildScatterSinglePass(const CollectiveSpec& spec) {
     } else {
       b.PeerRead(Out(0, c), spec.root, block);
     }
-  });
+  }, SyncPeers::kRootAndOthers);
 }
 
 // Each rank reads its block and writes it once.
