@@ -128,7 +128,7 @@ Result<bool> RegisteredPath::Agree(const Call& call, const Registry& registry,
   // flags matched in order, and shows that each peer is done reading the offer slot
   // written below (Link::SetOffer).
   if (owed_) {
-    WEFT_RETURN_IF_ERROR(executor.TakeFlags(peer_ranks_, ctx, 0));
+    WEFT_RETURN_IF_ERROR(executor.TakeFlags(peer_ranks_, ctx));
     owed_ = false;
   }
   const uint64_t agreement = agreements_++;

@@ -366,12 +366,11 @@ Status Executor::Communicate(const sched::Round& round, size_t round_index) {
   return WaitFlags(round_index);
 }
 
-Status Executor::TakeFlags(const std::vector<int>& peers, const ExecContext& ctx,
-                           size_t round_index) {
+Status Executor::TakeFlags(const std::vector<int>& peers, const ExecContext& ctx) {
   ctx_ = &ctx;
   flag_waits_.clear();
   for (int p : peers) flag_waits_.push_back(mesh_->link(p));
-  return WaitFlags(round_index);
+  return WaitFlags(0);
 }
 
 Status Executor::WaitFlags(size_t round_index) {

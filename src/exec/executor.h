@@ -68,8 +68,8 @@ class Executor {
 
   // Takes the next flag of each of `peers` without raising one (a rank that raised its
   // flags and went on without waiting for the peers', comm/registered_path.h), bounded
-  // and checked like a round's kSync steps; `round_index` only names the wait in errors.
-  Status TakeFlags(const std::vector<int>& peers, const ExecContext& ctx, size_t round_index);
+  // and checked like a round's kSync steps (its errors name round 0).
+  Status TakeFlags(const std::vector<int>& peers, const ExecContext& ctx);
 
  private:
   Status Communicate(const sched::Round& round, size_t round_index);

@@ -43,33 +43,26 @@ class AllocationTable {
     by_base_.erase(it);
     return a;
   }
+  // Without a message: comm::RegisteredPath asks it of plain buffers on every call.
   bool LookUp(const void* ptr, size_t bytes, SharedRange* out) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
-    auto it = by_base_.upper_bound(p);
-    if (it == by_base_.begin()) return false;
-    --it;
-    const uintptr_t end = it->first + it->second.bytes;
-    if (p >= end || bytes > end - p) return false;
-    *out = SharedRange{it->second.id, it->second.fd, reinterpret_cast<void*>(it->first),
-                       it->second.bytes, p - it->first};
+    auto it = Holding(p);
+    if (it == by_base_.end() || bytes > it->first + it->second.bytes - p) return false;
+    *out = RangeAt(*it, p);
     return true;
   }
   Result<SharedRange> Find(const void* ptr, size_t bytes) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
-    uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
-    auto it = by_base_.upper_bound(p);
-    if (it == by_base_.begin()) return NotShared(ptr);
-    --it;
-    uintptr_t end = it->first + it->second.bytes;
-    if (p >= end) return NotShared(ptr);
-    if (bytes > end - p) {
+    const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    auto it = Holding(p);
+    if (it == by_base_.end()) return NotShared(ptr);
+    if (bytes > it->first + it->second.bytes - p) {
       return InvalidArgument(fmt::format(
           "{} bytes at {} run past the end of their weftMemAlloc buffer ({} bytes at {:#x})",
           bytes, ptr, it->second.bytes, it->first));
     }
-    return SharedRange{it->second.id, it->second.fd, reinterpret_cast<void*>(it->first),
-                       it->second.bytes, p - it->first};
+    return RangeAt(*it, p);
   }
   size_t Count() EXCLUDES(mu_) {
     MutexLock lock(&mu_);
@@ -77,6 +70,18 @@ class AllocationTable {
   }
 
  private:
+  using Entry = std::map<uintptr_t, Allocation>::value_type;
+  // The allocation holding address p, or by_base_.end().
+  std::map<uintptr_t, Allocation>::const_iterator Holding(uintptr_t p) const REQUIRES(mu_) {
+    auto it = by_base_.upper_bound(p);
+    if (it == by_base_.begin()) return by_base_.end();
+    --it;
+    return p < it->first + it->second.bytes ? it : by_base_.end();
+  }
+  static SharedRange RangeAt(const Entry& e, uintptr_t p) {
+    return SharedRange{e.second.id, e.second.fd, reinterpret_cast<void*>(e.first),
+                       e.second.bytes, p - e.first};
+  }
   static Status NotShared(const void* ptr) {
     return InvalidArgument(fmt::format("{} is not in a buffer from weftMemAlloc", ptr));
   }

@@ -26,16 +26,28 @@ inline sched::Step Reduce(sched::Slice dst, sched::Slice src) {
   return {sched::StepKind::kReduce, -1, src, dst};
 }
 
-// Runs fn(rank, executor) on two shm thread-ranks and checks the status each returns.
-inline void WithTwoShmRanks(const std::function<Status(int, Executor&)>& fn) {
+// Runs fn(rank, mesh, executor) on two shm thread-ranks; returns each rank's status.
+inline std::vector<Status> OnTwoShmRanks(
+    const std::function<Status(int, transport::Mesh&, Executor&)>& fn) {
   std::vector<std::unique_ptr<transport::Mesh>> meshes = transport::testing::BuildMeshes(
       2, transport::TransportMode::kShm, transport::testing::UniqueCommId());
-  ASSERT_TRUE(meshes[0] && meshes[1]);
+  std::vector<Status> out(2);
+  if (!meshes[0] || !meshes[1]) {
+    ADD_FAILURE() << "no meshes";
+    return out;
+  }
   transport::testing::RunRanks(2, [&](int r) {
     Executor executor(meshes[r].get());
-    Status s = fn(r, executor);
-    EXPECT_TRUE(s.ok()) << "rank " << r << ": " << s.ToString();
+    out[r] = fn(r, *meshes[r], executor);
   });
+  return out;
+}
+
+// Runs fn(rank, executor) on two shm thread-ranks and checks the status each returns.
+inline void WithTwoShmRanks(const std::function<Status(int, Executor&)>& fn) {
+  std::vector<Status> s = OnTwoShmRanks(
+      [&](int r, transport::Mesh&, Executor& executor) { return fn(r, executor); });
+  for (int r = 0; r < 2; ++r) EXPECT_TRUE(s[r].ok()) << "rank " << r << ": " << s[r].ToString();
 }
 
 // A call context for a test's Run: float32 sum, sequence 1, 20 s deadline.

@@ -5,7 +5,6 @@
 // each case runs under a short deadline and a mismatch fails as DeadlineExceeded.
 #include <gtest/gtest.h>
 
-#include <memory>
 #include <vector>
 
 #include "exec/executor.h"
@@ -31,33 +30,16 @@ ExecContext ShortContext(const char* what) {
   return ctx;
 }
 
-// Runs fn(rank, mesh, executor) on two shm thread-ranks; returns each rank's status.
-std::vector<Status> OnTwoRanks(
-    const std::function<Status(int, transport::Mesh&, Executor&)>& fn) {
-  std::vector<std::unique_ptr<transport::Mesh>> meshes = transport::testing::BuildMeshes(
-      2, transport::TransportMode::kShm, transport::testing::UniqueCommId());
-  std::vector<Status> out(2);
-  if (!meshes[0] || !meshes[1]) {
-    ADD_FAILURE() << "no meshes";
-    return out;
-  }
-  transport::testing::RunRanks(2, [&](int r) {
-    Executor executor(meshes[r].get());
-    out[r] = fn(r, *meshes[r], executor);
-  });
-  return out;
-}
-
 TEST(ExecutorFlags, TakeFlagsTakesWhatAPeerRaisedAndKeepsTheFlagsMatched) {
   // Rank 0 raises a flag and goes on (as a rank on plain buffers does); rank 1 takes it
   // with a full sync round. Then rank 0 takes rank 1's flag late, and a sync round on
   // both sides still pairs: nothing is left over or missing.
-  auto s = OnTwoRanks([](int r, transport::Mesh& mesh, Executor& ex) -> Status {
+  auto s = testing::OnTwoShmRanks([](int r, transport::Mesh& mesh, Executor& ex) -> Status {
     const ExecContext ctx = ShortContext("flags");
     const int peer = 1 - r;
     if (r == 0) {
       mesh.link(peer)->RaiseFlag();
-      WEFT_RETURN_IF_ERROR(ex.TakeFlags({peer}, ctx, 0));
+      WEFT_RETURN_IF_ERROR(ex.TakeFlags({peer}, ctx));
     } else {
       WEFT_RETURN_IF_ERROR(ex.Run(SyncRounds(peer, 1), ctx, {}));
     }
@@ -70,11 +52,11 @@ TEST(ExecutorFlags, TakeFlagsTakesWhatAPeerRaisedAndKeepsTheFlagsMatched) {
 }
 
 TEST(ExecutorFlags, TakeFlagsTimesOutNamingThePeer) {
-  auto s = OnTwoRanks([](int r, transport::Mesh&, Executor& ex) -> Status {
+  auto s = testing::OnTwoShmRanks([](int r, transport::Mesh&, Executor& ex) -> Status {
     if (r == 0) return Status::Ok();  // raises nothing
     ExecContext ctx = ShortContext("flags");
     ctx.deadline = LazyDeadline::AfterSeconds(0.2);
-    return ex.TakeFlags({0}, ctx, 0);
+    return ex.TakeFlags({0}, ctx);
   });
   EXPECT_TRUE(s[0].ok());
   EXPECT_EQ(s[1].code(), Code::kDeadlineExceeded) << s[1].ToString();
@@ -85,7 +67,7 @@ TEST(ExecutorFlags, TakeFlagsTimesOutNamingThePeer) {
 TEST(ExecutorFlags, EnteredTogetherSkipsAFirstRoundOfSyncsOnly) {
   // Rank 0 runs two sync rounds having "entered together", rank 1 one round: they pair
   // only if rank 0 skips its first.
-  auto paired = OnTwoRanks([](int r, transport::Mesh&, Executor& ex) -> Status {
+  auto paired = testing::OnTwoShmRanks([](int r, transport::Mesh&, Executor& ex) -> Status {
     ExecContext ctx = ShortContext("skip");
     ctx.entered_together = r == 0;
     return ex.Run(SyncRounds(1 - r, r == 0 ? 2 : 1), ctx, {});
@@ -94,7 +76,7 @@ TEST(ExecutorFlags, EnteredTogetherSkipsAFirstRoundOfSyncsOnly) {
   EXPECT_TRUE(paired[1].ok()) << paired[1].ToString();
 
   // Without the flag nothing is skipped: rank 0 waits for a second flag in vain.
-  auto unpaired = OnTwoRanks([](int r, transport::Mesh&, Executor& ex) -> Status {
+  auto unpaired = testing::OnTwoShmRanks([](int r, transport::Mesh&, Executor& ex) -> Status {
     ExecContext ctx = ShortContext("no skip");
     ctx.deadline = LazyDeadline::AfterSeconds(0.3);
     return ex.Run(SyncRounds(1 - r, r == 0 ? 2 : 1), ctx, {});
@@ -103,7 +85,7 @@ TEST(ExecutorFlags, EnteredTogetherSkipsAFirstRoundOfSyncsOnly) {
   EXPECT_TRUE(unpaired[1].ok()) << unpaired[1].ToString();
 
   // A first round that does more than sync runs even after the agreement.
-  auto kept = OnTwoRanks([](int r, transport::Mesh&, Executor& ex) -> Status {
+  auto kept = testing::OnTwoShmRanks([](int r, transport::Mesh&, Executor& ex) -> Status {
     ExecContext ctx = ShortContext("kept");
     ctx.deadline = LazyDeadline::AfterSeconds(0.3);
     ctx.entered_together = true;
