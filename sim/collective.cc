@@ -119,7 +119,9 @@ Result<Prediction> PredictCollective(const ClusterSpec& cluster, const Collectiv
 
   const sched::CostModel costs = query.planner_costs.value_or(PlannerCostsFor(cluster));
   WEFT_ASSIGN_OR_RETURN(sched::Planner planner, sched::Planner::Create(query.algo, costs));
-  WEFT_ASSIGN_OR_RETURN(const sched::Algorithm* algo, planner.Choose({spec, elem}));
+  WEFT_ASSIGN_OR_RETURN(const sched::PlanChoice choice, planner.Explain({spec, elem}));
+  const sched::Algorithm* algo = choice.algorithm;
+  spec = choice.Planned(spec);
 
   Plan plan = PlanSymmetry(cluster, *algo, spec, mode);
   EngineInput input{&cluster, &plan.symmetry, &plan.schedules, elem};

@@ -23,9 +23,8 @@ Result<const PreparedCall*> PlanCache::Prepare(const Call& call, uint16_t kind, 
     const sched::Schedule* schedule = slot.plan.schedule;
     const char* algo = slot.plan.algo;
     const Call& last = slot.plan.call;
-    if (!slot.valid || slot.mode != mode || last.coll != call.coll ||
-        last.root != call.root || last.count != call.count ||
-        DataTypeSize(last.dtype) != DataTypeSize(call.dtype)) {
+    if (!slot.valid || slot.mode != mode || last.coll != call.coll || last.root != call.root ||
+        last.count != call.count || DataTypeSize(last.dtype) != DataTypeSize(call.dtype)) {
       sched::CollectiveSpec spec{call.coll, rank_, size_, call.root, call.count, nullptr};
       if (call.coll == sched::Collective::kBarrier) spec.count = 0;
       spec.registered = mode != BufferMode::kPlain;
@@ -39,8 +38,8 @@ Result<const PreparedCall*> PlanCache::Prepare(const Call& call, uint16_t kind, 
   return &slot.plan;
 }
 
-Result<const sched::Algorithm*> PlanCache::ChooseAlgorithm(const sched::CollectiveSpec& spec,
-                                                           size_t esize) {
+Result<PlanCache::Choice> PlanCache::ChooseAlgorithm(const sched::CollectiveSpec& spec,
+                                                     size_t esize) {
   const size_t bytes = spec.count * esize;
   const auto key = std::make_tuple(static_cast<int>(spec.coll), spec.root, bytes, spec.registered,
                                    spec.may_be_in_place);
@@ -57,18 +56,21 @@ Result<const sched::Algorithm*> PlanCache::ChooseAlgorithm(const sched::Collecti
               choice.algorithm->name, choice.reason);
   }
   if (choices_.size() >= kMaxCachedSchedules) choices_.clear();
-  choices_.emplace(key, choice.algorithm);
-  return choice.algorithm;
+  const Choice chosen{choice.algorithm, choice.segments};
+  choices_.emplace(key, chosen);
+  return chosen;
 }
 
 Result<const sched::Schedule*> PlanCache::LookUpSchedule(const sched::CollectiveSpec& call_spec,
                                                          size_t esize, const char** algo_name) {
   sched::CollectiveSpec spec = call_spec;
   spec.topology = topology_;  // copied here, on a miss, not per call
-  WEFT_ASSIGN_OR_RETURN(const sched::Algorithm* algo, ChooseAlgorithm(spec, esize));
+  WEFT_ASSIGN_OR_RETURN(const Choice choice, ChooseAlgorithm(spec, esize));
+  const sched::Algorithm* algo = choice.algorithm;
+  spec.segments = choice.segments;
   *algo_name = algo->name;
   auto key = std::make_tuple(static_cast<int>(spec.coll), spec.root, spec.count,
-                             static_cast<const void*>(algo));
+                             static_cast<const void*>(algo), spec.segments);
   auto it = schedules_.find(key);
   if (it != schedules_.end()) return it->second.get();
   if (schedules_.size() >= kMaxCachedSchedules) {

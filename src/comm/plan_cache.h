@@ -57,9 +57,14 @@ class PlanCache {
     }
   };
 
-  // The planner's choice for `spec` (cached); at WEFT_DEBUG=INFO rank 0 logs the first
-  // choice of each collective and size class with the reason behind it.
-  Result<const sched::Algorithm*> ChooseAlgorithm(const sched::CollectiveSpec& spec, size_t esize);
+  // The planner's choice for `spec`: the algorithm and its segments (cached); at
+  // WEFT_DEBUG=INFO rank 0 logs the first choice of each collective and size class with
+  // the reason behind it.
+  struct Choice {
+    const sched::Algorithm* algorithm;
+    int segments;
+  };
+  Result<Choice> ChooseAlgorithm(const sched::CollectiveSpec& spec, size_t esize);
   // The schedule for `spec` (its topology is left null: the communicator's own is used)
   // and the name of its algorithm, from the caches below, else built.
   Result<const sched::Schedule*> LookUpSchedule(const sched::CollectiveSpec& spec, size_t esize,
@@ -74,10 +79,11 @@ class PlanCache {
   // A slot's schedule also serves a call of the same shape on other buffers, so a loop
   // repeating one shape skips both map lookups below. Both slots are cleared whenever
   // the schedules are.
-  std::map<std::tuple<int, int, size_t, const void*>, std::unique_ptr<sched::Schedule>> schedules_;
+  std::map<std::tuple<int, int, size_t, const void*, int>, std::unique_ptr<sched::Schedule>>
+      schedules_;
   // The planner's choice per (collective, root, bytes), and the (collective, size class)
   // pairs already explained at WEFT_DEBUG=INFO.
-  std::map<std::tuple<int, int, size_t, bool, bool>, const sched::Algorithm*> choices_;
+  std::map<std::tuple<int, int, size_t, bool, bool>, Choice> choices_;
   std::set<std::pair<int, int>> explained_;
 };
 

@@ -118,27 +118,40 @@ std::vector<int> ParticipantPartners(const Topology& t, int n, int width, const 
   return partner;
 }
 
-double ButterflyUs(const Topology& t, int n, int width, const RankAt& rank_at, double whole,
-                   const CostModel& c, bool halving) {
+std::vector<double> ButterflyStepsUs(const Topology& t, int n, int width, const RankAt& rank_at,
+                                     double whole, const CostModel& c, bool halving) {
   const int n2 = algo::FloorPow2(n);
   const int rem = n - n2;
   auto real = [&](int v) { return v < rem ? 2 * v + 1 : v + rem; };
   auto step_us = [&](const std::function<int(int)>& partner_of, double bytes) {
     return StepUs(t, ParticipantPartners(t, n, width, rank_at, partner_of), bytes, c);
   };
-  double us = 0;
+  double fold = 0;
   if (rem > 0) {
-    us += 2 * step_us([&](int q) { return q < 2 * rem && q % 2 == 0 ? q + 1 : -1; }, whole);
+    fold = step_us([&](int q) { return q < 2 * rem && q % 2 == 0 ? q + 1 : -1; }, whole);
   }
   std::vector<int> index_of(n, -1);  // participant -> new index
   for (int v = 0; v < n2; ++v) index_of[real(v)] = v;
+  std::vector<double> exchanges;
   double bytes = whole;
   for (int k = 1; k < n2; k <<= 1) {
     const int mask = halving ? n2 / 2 / k : k;
     if (halving) bytes /= 2;
-    us += (halving ? 2 : 1) *
-          step_us([&](int q) { return index_of[q] < 0 ? -1 : real(index_of[q] ^ mask); }, bytes);
+    exchanges.push_back(
+        step_us([&](int q) { return index_of[q] < 0 ? -1 : real(index_of[q] ^ mask); }, bytes));
   }
+  std::vector<double> steps;
+  if (rem > 0) steps.push_back(fold);
+  steps.insert(steps.end(), exchanges.begin(), exchanges.end());
+  if (halving) steps.insert(steps.end(), exchanges.rbegin(), exchanges.rend());
+  if (rem > 0) steps.push_back(fold);
+  return steps;
+}
+
+double ButterflyUs(const Topology& t, int n, int width, const RankAt& rank_at, double whole,
+                   const CostModel& c, bool halving) {
+  double us = 0;
+  for (double step : ButterflyStepsUs(t, n, width, rank_at, whole, c, halving)) us += step;
   return us;
 }
 

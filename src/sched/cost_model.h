@@ -128,6 +128,10 @@ std::vector<int> ParticipantPartners(const Topology& t, int n, int width, const 
 // its allgather retraces it.
 double ButterflyUs(const Topology& t, int n, int width, const RankAt& rank_at, double whole,
                    const CostModel& c, bool halving);
+// The same, step by step in the order the schedules take them: the fold, the exchanges
+// (Rabenseifner's halving steps, then its doubling steps retracing them), the unfold.
+std::vector<double> ButterflyStepsUs(const Topology& t, int n, int width, const RankAt& rank_at,
+                                     double whole, const CostModel& c, bool halving);
 // The flat butterflies: every rank its own participant.
 double ButterflyUs(const Topology& t, double whole, const CostModel& c, bool halving);
 

@@ -264,6 +264,19 @@ Result<const Algorithm*> Planner::Choose(const PlanRequest& request) const {
 }
 
 Result<PlanChoice> Planner::Explain(const PlanRequest& request) const {
+  WEFT_ASSIGN_OR_RETURN(PlanChoice choice, ExplainAlgorithm(request));
+  const Algorithm& a = *choice.algorithm;
+  const CollectiveSpec& spec = request.spec;
+  if (a.segments != nullptr && spec.topology != nullptr && spec.size > 1) {
+    const CostQuery query{*spec.topology, spec.count, request.elem_size, spec.root};
+    choice.segments = a.segments(query, costs_);
+    choice.reason += fmt::format("; {} in {} segment{}", a.name, choice.segments,
+                                 choice.segments == 1 ? "" : "s");
+  }
+  return choice;
+}
+
+Result<PlanChoice> Planner::ExplainAlgorithm(const PlanRequest& request) const {
   const CollectiveSpec& spec = request.spec;
   WEFT_RETURN_IF_ERROR(ValidateSpec(spec));
   const size_t bytes = spec.count * request.elem_size;
@@ -281,8 +294,8 @@ Result<PlanChoice> Planner::Explain(const PlanRequest& request) const {
   if (spec.registered) {
     const Algorithm* single = FindAlgorithm(spec.coll, "single_pass");
     if (single != nullptr && single->supports(spec)) {
-      return PlanChoice{single, fmt::format("{}buffers registered on every rank ({} bytes)",
-                                            fallback, bytes)};
+      return PlanChoice{
+          single, fmt::format("{}buffers registered on every rank ({} bytes)", fallback, bytes)};
     }
   }
   const Algorithm* by_size = FindAlgorithm(spec.coll, DefaultName(spec, request.elem_size));

@@ -30,6 +30,15 @@ struct PlanChoice {
   // Why: "forced by WEFT_ALGO", "size thresholds", or the cost model's figures for every
   // candidate, cheapest first.
   std::string reason;
+  // For a pipelined algorithm, the segments its estimate chose (CollectiveSpec::segments);
+  // 0 otherwise.
+  int segments = 0;
+
+  // `spec` as the chosen algorithm builds it (with the segments).
+  CollectiveSpec Planned(CollectiveSpec spec) const {
+    spec.segments = segments;
+    return spec;
+  }
 };
 
 class Planner {
@@ -43,6 +52,9 @@ class Planner {
   const CostModel& costs() const { return costs_; }
 
  private:
+  // Explain's choice of algorithm, before its segments.
+  Result<PlanChoice> ExplainAlgorithm(const PlanRequest& request) const;
+
   // override_[coll] == nullptr: planner decides.
   std::string override_by_coll_[kNumCollectives];
   CostModel costs_;

@@ -32,6 +32,18 @@ const std::vector<Algorithm>& AllAlgorithms() {
        "instead of the ring's 2(H-1)); needs the topology",
        a::HasTopology, a::BuildAllReduceHierarchicalRabenseifner,
        a::EstimateAllReduceHierarchicalRabenseifnerUs, a::RailButterflyMargin},
+      {"hierarchical_pipelined", C::kAllReduce,
+       "as hierarchical, the buffer cut into segments whose phases overlap: one segment "
+       "crosses the hosts while the next is reduced inside them; needs the topology",
+       a::SupportsHierarchicalPipelined, a::BuildAllReduceHierarchicalPipelined,
+       a::EstimateAllReduceHierarchicalPipelinedUs, nullptr,
+       a::SegmentsAllReduceHierarchicalPipelined},
+      {"hierarchical_rabenseifner_pipelined", C::kAllReduce,
+       "as hierarchical_rabenseifner, in overlapping segments as hierarchical_pipelined; "
+       "needs the topology",
+       a::SupportsHierarchicalPipelined, a::BuildAllReduceHierarchicalRabenseifnerPipelined,
+       a::EstimateAllReduceHierarchicalRabenseifnerPipelinedUs, a::RailButterflyMargin,
+       a::SegmentsAllReduceHierarchicalRabenseifnerPipelined},
       {"single_pass", C::kAllReduce,
        "registered buffers on one host: each rank reduces its chunk from every input in "
        "place and writes it into every output; flags order the accesses",

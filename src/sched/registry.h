@@ -40,6 +40,10 @@ struct Algorithm {
   double (*estimate_us)(const CostQuery& query, const CostModel& costs) = nullptr;
   // The margin the planner requires of it (see Margin) under these figures; null: none.
   Margin (*margin)(const CostModel& costs) = nullptr;
+  // The pipelined algorithms: how many segments to cut the call into under these figures
+  // (the count estimate_us is the time of); the planner puts it in
+  // CollectiveSpec::segments. Null: the algorithm does not pipeline.
+  int (*segments)(const CostQuery& query, const CostModel& costs) = nullptr;
 };
 
 // All registered algorithms, in a stable order.

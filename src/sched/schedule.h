@@ -141,6 +141,11 @@ struct CollectiveSpec {
   // All-to-all's single pass needs that: in place, a rank would overwrite blocks of its
   // input that its peers are still reading.
   bool may_be_in_place = true;
+  // The pipelined algorithms (hierarchical_pipelined, ...) cut the call into this many
+  // segments and overlap one segment's phases with another's; the planner sets it from
+  // the algorithm's cost estimate (Algorithm::segments). 0 or 1: one segment. The other
+  // algorithms ignore it.
+  int segments = 0;
 };
 
 // Elements in the input and output buffers for `spec` (on this rank; for rooted

@@ -36,6 +36,17 @@ bool SupportsRegistered(const CollectiveSpec& spec);
 
 Schedule BuildAllReduceHierarchical(const CollectiveSpec& spec);
 Schedule BuildAllReduceHierarchicalRabenseifner(const CollectiveSpec& spec);
+// The same in spec.segments segments, their phases overlapped (allreduce_hierarchical.cc);
+// for several hosts with several ranks each.
+bool SupportsHierarchicalPipelined(const CollectiveSpec& spec);
+Schedule BuildAllReduceHierarchicalPipelined(const CollectiveSpec& spec);
+Schedule BuildAllReduceHierarchicalRabenseifnerPipelined(const CollectiveSpec& spec);
+double EstimateAllReduceHierarchicalPipelinedUs(const CostQuery& q, const CostModel& c);
+double EstimateAllReduceHierarchicalRabenseifnerPipelinedUs(const CostQuery& q,
+                                                            const CostModel& c);
+// Their segment counts (Algorithm::segments): the cheapest in the model.
+int SegmentsAllReduceHierarchicalPipelined(const CostQuery& q, const CostModel& c);
+int SegmentsAllReduceHierarchicalRabenseifnerPipelined(const CostQuery& q, const CostModel& c);
 Schedule BuildAllReduceRing(const CollectiveSpec& spec);
 Schedule BuildAllReduceRecursiveDoubling(const CollectiveSpec& spec);
 Schedule BuildAllReduceBinomial(const CollectiveSpec& spec);

@@ -24,6 +24,16 @@
 //   3. Intra-host allgather of the m reduced chunks around the host ring.
 //   4. Unfold: each active rank sends the whole result to its extras.
 //
+// Pipelined ("hierarchical_pipelined", "hierarchical_rabenseifner_pipelined"): phases 1-3
+// run on S segments of the buffer (spec.segments, from the cost model), segment k's
+// rounds laid out `stagger` rounds after segment k-1's, so that segment k reduces inside
+// the host while segment k-1 crosses the rails and segment k-2 is gathered. Every phase
+// takes the same rounds on every rank (a rank that sits out a rail round of Rabenseifner's
+// fold leaves it empty), so a message's send and receive are in the same round and the
+// messages between two ranks keep one order on both sides; each segment has its own
+// scratch. stagger = max(m-1, R) rounds (R: the rail's rounds), so no two segments use a
+// rail in the same round.
+//
 // Each element is reduced by exactly one rank at each level and then copied, so every
 // rank ends with the same bytes. In place: the input is read only by phase 0's send, the
 // first copy of each chunk into the output and phase 1's first send, as in
@@ -34,6 +44,7 @@
 #include "sched/algorithms/algorithms.h"
 #include "sched/algorithms/builder.h"
 #include "sched/algorithms/halving_doubling.h"
+#include "sched/algorithms/hierarchical_allreduce.h"
 
 namespace weft::sched::algo {
 
@@ -42,13 +53,33 @@ bool HasTopology(const CollectiveSpec& spec) {
          spec.topology->host_of.size() == static_cast<size_t>(spec.size);
 }
 
+// Pipelining needs two phases to overlap: several ranks on every host and several hosts.
+bool SupportsHierarchicalPipelined(const CollectiveSpec& spec) {
+  if (!HasTopology(spec)) return false;
+  const auto hosts = spec.topology->Hosts();
+  if (hosts.size() < 2) return false;
+  for (const auto& h : hosts) {
+    if (h.size() < 2) return false;
+  }
+  return true;
+}
+
+int HierarchicalRailRounds(RailExchange rail, int num_hosts) {
+  if (num_hosts < 2) return 0;
+  if (rail == RailExchange::kRing) return 2 * (num_hosts - 1);
+  const int pof2 = FloorPow2(num_hosts);
+  int lg = 0;
+  while ((1 << lg) < pof2) ++lg;
+  return 2 * lg + (num_hosts > pof2 ? 2 : 0);
+}
+
 namespace {
 
-enum class RailExchange { kRing, kHalvingDoubling };
-
-// Ring allreduce of `own` among the rail's H ranks; this rank is at host position hp.
+// Ring allreduce of `own` among the rail's H ranks, in rounds first .. first+2(H-1)-1;
+// this rank is at host position hp.
 template <typename RailRank>
-void RailRing(Builder& b, const Slice& own, int num_hosts, int hp, const RailRank& rail_rank) {
+void RailRing(Builder& b, const Slice& own, int num_hosts, int hp, const RailRank& rail_rank,
+              size_t first) {
   if (num_hosts < 2) return;
   auto piece = [&](int c) {
     const int i = RingPeer(c, num_hosts, 0);
@@ -56,6 +87,7 @@ void RailRing(Builder& b, const Slice& own, int num_hosts, int hp, const RailRan
   };
   const int rail_next = rail_rank(RingPeer(hp, num_hosts, 1));
   const int rail_prev = rail_rank(RingPeer(hp, num_hosts, -1));
+  b.SetNextRound(first);
   for (int s = 0; s < num_hosts - 1; ++s) {
     b.NewRound();
     b.Send(rail_next, piece(hp - s));
@@ -73,19 +105,21 @@ void RailRing(Builder& b, const Slice& own, int num_hosts, int hp, const RailRan
 
 // Rabenseifner's allreduce of `own` (already this host's partial sum, in the output)
 // among the rail's H ranks, in place: the flat algorithm's fold, exchange and unfold
-// with rail positions for ranks; scratch holds up to own.count elements.
+// with rail positions for ranks; scratch holds up to own.count elements. Rounds first ..
+// first+HierarchicalRailRounds-1 on every rank: the fold's first, the unfold's last.
 template <typename RailRank>
 void RailHalvingDoubling(Builder& b, const Slice& own, int num_hosts, int hp,
-                         const RailRank& rail_rank) {
+                         const RailRank& rail_rank, size_t first) {
   if (num_hosts < 2) return;
   const int pof2 = FloorPow2(num_hosts);
   const int rem = num_hosts - pof2;
+  const size_t last = first + HierarchicalRailRounds(RailExchange::kHalvingDoubling, num_hosts) - 1;
   // Rail position of new index v (folded positions 2v+1 first, then the rest).
   auto position = [&](int v) { return v < rem ? v * 2 + 1 : v + rem; };
 
   int v = hp - rem;  // this rank's new index; -1 while folded out
   if (hp < 2 * rem) {
-    b.NewRound();
+    b.SetNextRound(first);
     if (hp % 2 == 0) {
       b.Send(rail_rank(hp + 1), own);
       v = -1;
@@ -96,10 +130,11 @@ void RailHalvingDoubling(Builder& b, const Slice& own, int num_hosts, int hp,
     }
   }
   if (v >= 0) {
+    b.SetNextRound(first + (rem > 0 ? 1 : 0));
     HalvingDoubling(b, own, pof2, v, [&](int i) { return rail_rank(position(i)); });
   }
   if (hp < 2 * rem) {
-    b.NewRound();
+    b.SetNextRound(last);
     if (hp % 2 == 0) {
       b.Recv(rail_rank(hp + 1), own);
     } else {
@@ -123,45 +158,32 @@ Buf FoldExtras(Builder& b, const std::vector<int>& extras, size_t count) {
   return base;
 }
 
-Schedule BuildHierarchical(const CollectiveSpec& spec, RailExchange rail) {
-  Builder b;
-  const size_t count = spec.count;
-  const int r = spec.rank;
-  // Without a topology (HasTopology false; only a caller that skips supports() gets
-  // here) every rank counts as its own host, which makes this a flat ring.
-  const Topology topology = TopologyOrFlat(spec);
-  const std::vector<std::vector<int>> hosts = topology.Hosts();
-  const int num_hosts = static_cast<int>(hosts.size());
-  const int hp = topology.host_of[r];  // this host's position on the rails
-  const std::vector<int>& mine = hosts[hp];
-  int m = static_cast<int>(mine.size());
-  for (const auto& h : hosts) m = std::min(m, static_cast<int>(h.size()));
-  int li = 0;
-  while (mine[li] != r) ++li;
+// An active rank's place: its host's actives (the first m of every host) and its own
+// local index among them.
+struct Place {
+  std::vector<std::vector<int>> hosts;
+  int num_hosts;
+  int hp;  // this host's position on the rails
+  int m;   // actives per host
+  int li;  // this rank's local index
+};
 
-  // 0 and 4 for an extra: hand the input to the active rank, get the result back.
-  if (li >= m) {
-    const int helper = mine[li % m];
-    b.NewRound();
-    b.Send(helper, In(0, count));
-    b.NewRound();
-    b.Recv(helper, Out(0, count));
-    return b.Finish();
-  }
-  std::vector<int> extras;
-  for (int j = li + m; j < static_cast<int>(mine.size()); j += m) extras.push_back(mine[j]);
-
+// Phases 1-3 for one segment (the builder's window set to it), of `count` elements whose
+// contribution lives in `base`, from round `first`: the host's reduce-scatter in rounds
+// [first, first+p1), the rail's in the next R, the host's allgather in the m-1 after.
+void Segment(Builder& b, const Place& at, Buf base, size_t count, RailExchange rail, size_t first) {
+  const int m = at.m, li = at.li;
+  const std::vector<int>& mine = at.hosts[at.hp];
   b.NeedScratch(ChunkSize(count, m, 0));
-  // Where this rank's contribution lives: the input, or the output once extras are in.
-  const Buf base = FoldExtras(b, extras, count);
-
-  // 1. Reduce-scatter around the host's actives.
   auto chunk = [&](Buf buf, int c) {
     const int i = RingPeer(c, m, 0);
     return Slice{buf, ChunkOffset(count, m, i), ChunkSize(count, m, i)};
   };
   const int next = mine[RingPeer(li, m, 1)];
   const int prev = mine[RingPeer(li, m, -1)];
+
+  // 1. Reduce-scatter around the host's actives (alone: the copy to the output).
+  b.SetNextRound(first);
   if (m == 1) {
     b.NewRound();
     b.Copy(Out(0, count), Slice{base, 0, count});
@@ -175,24 +197,75 @@ Schedule BuildHierarchical(const CollectiveSpec& spec, RailExchange rail) {
     b.Copy(got, chunk(base, li - s - 1));
     b.Reduce(got, tmp);
   }
+  const size_t rail_first = first + std::max(m - 1, 1);
 
   // 2. Allreduce of the owned chunk along rail li, one rank per host.
   const Slice own = chunk(Buf::kOutput, li + 1);
-  const auto rail_rank = [&](int host_position) { return hosts[host_position][li]; };
+  const auto rail_rank = [&](int host_position) { return at.hosts[host_position][li]; };
   if (rail == RailExchange::kRing) {
-    RailRing(b, own, num_hosts, hp, rail_rank);
+    RailRing(b, own, at.num_hosts, at.hp, rail_rank, rail_first);
   } else {
-    RailHalvingDoubling(b, own, num_hosts, hp, rail_rank);
+    RailHalvingDoubling(b, own, at.num_hosts, at.hp, rail_rank, rail_first);
   }
 
   // 3. Allgather of the reduced chunks around the host's actives.
+  b.SetNextRound(rail_first + HierarchicalRailRounds(rail, at.num_hosts));
   for (int s = 0; s < m - 1; ++s) {
     b.NewRound();
     b.Send(next, chunk(Buf::kOutput, li + 1 - s));
     b.Recv(prev, chunk(Buf::kOutput, li - s));
   }
+}
+
+// The schedule in `segments` segments (1: not pipelined).
+Schedule BuildHierarchical(const CollectiveSpec& spec, RailExchange rail, int segments) {
+  Builder b;
+  const size_t count = spec.count;
+  const int r = spec.rank;
+  // Without a topology (HasTopology false; only a caller that skips supports() gets
+  // here) every rank counts as its own host, which makes this a flat ring.
+  const Topology topology = TopologyOrFlat(spec);
+  Place at{topology.Hosts(), 0, topology.host_of[r], 0, 0};
+  at.num_hosts = static_cast<int>(at.hosts.size());
+  const std::vector<int>& mine = at.hosts[at.hp];
+  at.m = static_cast<int>(mine.size());
+  for (const auto& h : at.hosts) at.m = std::min(at.m, static_cast<int>(h.size()));
+  while (mine[at.li] != r) ++at.li;
+  const int m = at.m, li = at.li;
+
+  // 0 and 4 for an extra: hand the input to the active rank, get the result back.
+  if (li >= m) {
+    const int helper = mine[li % m];
+    b.NewRound();
+    b.Send(helper, In(0, count));
+    b.NewRound();
+    b.Recv(helper, Out(0, count));
+    return b.Finish();
+  }
+  std::vector<int> extras;
+  for (int j = li + m; j < static_cast<int>(mine.size()); j += m) extras.push_back(mine[j]);
+
+  // Where this rank's contribution lives: the input, or the output once extras are in.
+  const Buf base = FoldExtras(b, extras, count);
+
+  // 1-3, segment by segment, segment k from round first + k * stagger.
+  const int s_count = static_cast<int>(std::clamp<size_t>(segments, 1, std::max<size_t>(count, 1)));
+  const size_t p1 = std::max(m - 1, 1);
+  const size_t rail_rounds = HierarchicalRailRounds(rail, at.num_hosts);
+  const size_t stagger = std::max<size_t>({p1, rail_rounds, 1});
+  const size_t first = b.NextRound();
+  size_t scratch = 0;
+  for (int k = 0; k < s_count; ++k) {
+    const size_t offset = ChunkOffset(count, s_count, k);
+    const size_t seg = ChunkSize(count, s_count, k);
+    b.SetWindow({offset, offset, scratch});
+    Segment(b, at, base, seg, rail, first + k * stagger);
+    scratch += ChunkSize(seg, m, 0);
+  }
+  b.SetWindow({});
 
   // 4. The result to the extras folded in at phase 0.
+  b.SetNextRound(first + (s_count - 1) * stagger + p1 + rail_rounds + (m - 1));
   b.NewRound();
   for (int e : extras) b.Send(e, Out(0, count));
   return b.Finish();
@@ -201,80 +274,19 @@ Schedule BuildHierarchical(const CollectiveSpec& spec, RailExchange rail) {
 }  // namespace
 
 Schedule BuildAllReduceHierarchical(const CollectiveSpec& spec) {
-  return BuildHierarchical(spec, RailExchange::kRing);
+  return BuildHierarchical(spec, RailExchange::kRing, 1);
 }
 
 Schedule BuildAllReduceHierarchicalRabenseifner(const CollectiveSpec& spec) {
-  return BuildHierarchical(spec, RailExchange::kHalvingDoubling);
+  return BuildHierarchical(spec, RailExchange::kHalvingDoubling, 1);
 }
 
-namespace {
-
-// The phases as BuildHierarchical lays them out, on the smallest host's m actives: the
-// fold and unfold of the extras (one per active per round), 2(m-1) ring steps of a chunk
-// (count/m) inside each host, and the rails' allreduce of that chunk, all m rails of a
-// host leaving it in the same step.
-double HierarchicalUs(const Topology& t, double bytes, const CostModel& c, RailExchange rail) {
-  const auto hosts = t.Hosts();
-  const int p = static_cast<int>(t.host_of.size());
-  const int num_hosts = static_cast<int>(hosts.size());
-  int m = p, most = 0;
-  for (const auto& h : hosts) {
-    m = std::min(m, static_cast<int>(h.size()));
-    most = std::max(most, static_cast<int>(h.size()));
-  }
-  double us = 0;
-  // 0 and 4. Fold and unfold of extras, one extra per active per round.
-  const int fold_rounds = (most - m + m - 1) / m;
-  for (int k = 0; k < fold_rounds; ++k) {
-    std::vector<int> fold(p, -1);
-    for (const auto& h : hosts) {
-      for (int j = m * (k + 1); j < std::min<int>(m * (k + 2), h.size()); ++j) {
-        fold[h[j]] = h[j % m];
-      }
-    }
-    us += 2 * StepUs(t, fold, bytes, c);
-  }
-  // 1 and 3. Intra-host reduce-scatter and allgather: 2(m-1) ring steps of bytes/m.
-  std::vector<int> ring(p, -1), rail_next(p, -1);
-  for (int hp = 0; hp < num_hosts; ++hp) {
-    for (int i = 0; i < m; ++i) {
-      ring[hosts[hp][i]] = hosts[hp][(i + 1) % m];
-      rail_next[hosts[hp][i]] = hosts[(hp + 1) % num_hosts][i];
-    }
-  }
-  if (m > 1) us += 2 * (m - 1) * StepUs(t, ring, bytes / m, c);
-  // 2. Inter-host allreduce per rail: a ring's 2(H-1) steps of bytes/(m H), or
-  // Rabenseifner's over host positions, every host's m rails side by side.
-  if (num_hosts > 1 && rail == RailExchange::kHalvingDoubling) {
-    us += ButterflyUs(
-        t, num_hosts, m, [&](int hp, int i) { return hosts[hp][i]; }, bytes / m, c, true);
-  } else if (num_hosts > 1) {
-    us += 2 * (num_hosts - 1) * StepUs(t, rail_next, bytes / m / num_hosts, c);
-  }
-  return us;
+Schedule BuildAllReduceHierarchicalPipelined(const CollectiveSpec& spec) {
+  return BuildHierarchical(spec, RailExchange::kRing, spec.segments);
 }
 
-}  // namespace
-
-double EstimateAllReduceHierarchicalUs(const CostQuery& q, const CostModel& c) {
-  return HierarchicalUs(q.topology, q.bytes(), c, RailExchange::kRing);
-}
-
-double EstimateAllReduceHierarchicalRabenseifnerUs(const CostQuery& q, const CostModel& c) {
-  return HierarchicalUs(q.topology, q.bytes(), c, RailExchange::kHalvingDoubling);
-}
-
-// Rabenseifner along the rails (and the hierarchical allgather's recursive-doubling rails)
-// must be this much cheaper in the model than every other algorithm of its collective
-// before it is chosen. Its rails exchange with hosts at xor distances where the ring's
-// talk to neighbours, and the model sees no switch, so it credits the butterfly only with
-// fewer latencies (2 lg H against 2(H-1)). On 2 hosts the two are one schedule; on 4 the
-// model puts the butterfly 5% ahead at 32 KiB over 0.5 Gbit/s, inside the spread of the
-// namespace measurements behind the ring's choice. The same 10% as the hierarchical
-// broadcast's margin; from ~16 hosts the latencies it saves are worth far more.
-Margin RailButterflyMargin(const CostModel&) {
-  return {0.10, "its rails' distant partners are unmeasured"};
+Schedule BuildAllReduceHierarchicalRabenseifnerPipelined(const CollectiveSpec& spec) {
+  return BuildHierarchical(spec, RailExchange::kHalvingDoubling, spec.segments);
 }
 
 }  // namespace weft::sched::algo

@@ -46,10 +46,30 @@ inline int FloorPow2(int n) {
 // Lowest set bit of v (v > 0).
 inline int LowBit(int v) { return v & -v; }
 
+// Where a pipelined schedule's segment lies in each buffer (in elements): while a window
+// is set, every slice a step names is moved this far into its buffer, so the code that
+// lays out a whole call also lays out one segment of it.
+struct Window {
+  size_t input = 0;
+  size_t output = 0;
+  size_t scratch = 0;
+};
+
 class Builder {
  public:
   // Starts a new round; later steps go into it.
-  void NewRound() { rounds_.emplace_back(); }
+  void NewRound() { open_ = next_++; }
+  // Later steps go into round `index` (and NewRound() continues from there), so that a
+  // pipelined schedule can lay one segment's rounds over another's (the steps of each
+  // round stay in the order they were added). Rounds left empty are dropped at Finish.
+  void SetNextRound(size_t index) {
+    open_ = -1;
+    next_ = index;
+  }
+  // The round NewRound() would start.
+  size_t NextRound() const { return open_ < 0 ? next_ : static_cast<size_t>(open_) + 1; }
+  // Moves every slice added from now on by `window` (Window{} to stop).
+  void SetWindow(const Window& window) { window_ = window; }
 
   // Messages and local steps with zero elements are dropped.
   void Send(int peer, const Slice& src);
@@ -67,8 +87,8 @@ class Builder {
   void PeerRead(const Slice& dst, int peer, const Slice& peer_src);
   void PeerWrite(int peer, const Slice& peer_dst, const Slice& src);
 
-  // Declares that the schedule uses scratch[0, count).
-  void NeedScratch(size_t count) { scratch_ = std::max(scratch_, count); }
+  // Declares that the schedule uses scratch[0, count) (of the window, when one is set).
+  void NeedScratch(size_t count) { scratch_ = std::max(scratch_, window_.scratch + count); }
 
   Schedule Finish(bool inplace_safe = true);
 
@@ -78,8 +98,12 @@ class Builder {
     std::vector<Step> local;
   };
   PendingRound& Current();
+  Slice Moved(const Slice& s) const;
 
   std::vector<PendingRound> rounds_;
+  long open_ = -1;   // the round steps go into; -1: none yet (the next one opens)
+  size_t next_ = 0;  // the round NewRound() opens
+  Window window_;
   size_t scratch_ = 0;
 };
 

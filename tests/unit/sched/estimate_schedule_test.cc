@@ -253,6 +253,13 @@ Expected ExpectedFor(const Algorithm& a, const Topology& t, bool real_shm) {
     // their reduce-scatter while the others fold.
     return Approximation("the hierarchical allreduce's unfold of extras");
   }
+  if (a.segments != nullptr && shared_hosts) {
+    // Where segments overlap, a round holds steps of two or three segments: the walk
+    // merges a pair's messages of two segments into one and charges a handling latency
+    // for each message beyond one send and one receive, the estimate adds the times of
+    // a rank's host steps and takes the larger of those and its rail step.
+    return Approximation("the pipelined segments' shared rounds");
+  }
   if (a.coll == Collective::kAllGather && name == "hierarchical_doubling" && num_hosts > 2) {
     // The estimate lets the handling latencies of a rail step's many messages overlap the
     // wire time of those already moving (as the simulator does); MessagesUs adds them.
@@ -275,8 +282,12 @@ void CheckAll(const std::vector<CostModel>& models, bool real_shm) {
             CollectiveSpec spec{a.coll, 0, p, root, count};
             spec.topology = t;
             if (!a.supports(spec)) continue;
-            const std::vector<Schedule> schedules = BuildAllRanks(a.build, spec);
+            std::vector<Schedule> schedules = BuildAllRanks(a.build, spec);
             for (const CostModel& costs : models) {
+              if (a.segments != nullptr) {  // the segments the planner would give it
+                spec.segments = a.segments(CostQuery{*t, count, 4, root}, costs);
+                schedules = BuildAllRanks(a.build, spec);
+              }
               const double estimate = EstimateUs(a, spec, 4, costs);
               const double walked = WalkUs(*t, schedules, 4, costs);
               const Expected expected = ExpectedFor(a, *t, real_shm);
