@@ -107,6 +107,25 @@ double PipelineUs(const Topology& t, const std::vector<std::vector<int>>& hops, 
   return fill + double(segs - 1) * StepUs(t, all, seg_bytes, c);
 }
 
+double StaggeredUs(const std::vector<SegmentRound>& rounds, int segments, int stagger) {
+  const long per_segment = static_cast<long>(rounds.size());
+  if (per_segment == 0 || segments < 1) return 0;
+  stagger = std::max(stagger, 1);
+  const long total = static_cast<long>(segments - 1) * stagger + per_segment;
+  double us = 0;
+  for (long g = 0; g < total; ++g) {
+    double lanes[3] = {0, 0, 0};
+    // The copies with a round in g: k with 0 <= g - k * stagger < per_segment.
+    const long k_last = std::min<long>(segments - 1, g / stagger);
+    for (long k = k_last; k >= 0 && g - k * stagger < per_segment; --k) {
+      const SegmentRound& r = rounds[g - k * stagger];
+      lanes[static_cast<int>(r.lane)] += r.us;
+    }
+    us += std::max({lanes[0], lanes[1], lanes[2]});
+  }
+  return us;
+}
+
 std::vector<int> ParticipantPartners(const Topology& t, int n, int width, const RankAt& rank_at,
                                      const std::function<int(int)>& partner_of) {
   std::vector<int> partner(t.host_of.size(), -1);

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -108,6 +109,22 @@ double AllWithRootUs(const Topology& t, int root, double bytes, bool up, const C
 // would, charges a chain whose hops are mostly shm as if every hop left the host.
 double PipelineUs(const Topology& t, const std::vector<std::vector<int>>& hops, double seg_bytes,
                   size_t segs, const CostModel& c);
+
+// A pipelined schedule (the *_pipelined hierarchical algorithms): `segments` copies of one
+// segment's rounds, copy k starting `stagger` rounds after copy k-1. `rounds[j]` is the
+// time of the segment's round j and the links its messages take (`lane`). A round of the
+// whole costs the largest of its lanes, each the sum of its steps on that lane: steps of
+// two segments on the same links share them, steps on others overlap.
+enum class Lane : uint8_t {
+  kBetweenHosts,  // the hosts' network links
+  kHostForward,   // inside hosts, each rank to the next of the host's ring
+  kHostBackward,  // inside hosts, each rank to the previous
+};
+struct SegmentRound {
+  double us = 0;
+  Lane lane = Lane::kHostForward;
+};
+double StaggeredUs(const std::vector<SegmentRound>& rounds, int segments, int stagger);
 
 // Participants that are groups of ranks exchanging side by side: rank_at(q, i) is the
 // i-th of participant q's `width` ranks (one rank each for the flat algorithms, a host's

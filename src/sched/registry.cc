@@ -86,6 +86,12 @@ const std::vector<Algorithm>& AllAlgorithms() {
        "H-1, the same H-1 blocks); needs the topology, equal ranks per host",
        a::HasUniformTopology, a::BuildAllGatherHierarchicalDoubling,
        a::EstimateAllGatherHierarchicalDoublingUs, a::RailButterflyMargin},
+      {"hierarchical_pipelined", C::kAllGather,
+       "as hierarchical, the blocks cut into segments whose phases overlap: one segment goes "
+       "round the host while the next crosses the rails; equal hosts of several ranks",
+       a::SupportsRailRingsPipelined, a::BuildAllGatherHierarchicalPipelined,
+       a::EstimateAllGatherHierarchicalPipelinedUs, nullptr,
+       a::SegmentsAllGatherHierarchicalPipelined},
       {"recursive_doubling", C::kAllGather,
        "lg p exchanges of doubling block ranges; power-of-two world sizes only", a::PowerOfTwoSize,
        a::BuildAllGatherRecursiveDoubling, a::EstimateAllGatherRecursiveDoublingUs},
@@ -109,6 +115,12 @@ const std::vector<Algorithm>& AllAlgorithms() {
        "per local rank; needs the topology, equal ranks per host",
        a::HasUniformTopology, a::BuildReduceScatterHierarchical,
        a::EstimateReduceScatterHierarchicalUs},
+      {"hierarchical_pipelined", C::kReduceScatter,
+       "as hierarchical, the blocks cut into segments whose phases overlap: one segment "
+       "crosses the rails while the next is reduced in the host; equal hosts of several ranks",
+       a::SupportsRailRingsPipelined, a::BuildReduceScatterHierarchicalPipelined,
+       a::EstimateReduceScatterHierarchicalPipelinedUs, nullptr,
+       a::SegmentsReduceScatterHierarchicalPipelined},
       {"single_pass", C::kReduceScatter,
        "registered buffers on one host: each rank reduces its block from every input in "
        "place; flags order the accesses",

@@ -84,6 +84,12 @@ Margin BroadcastHierarchicalMargin(const CostModel& c);
 
 Schedule BuildAllGatherHierarchical(const CollectiveSpec& spec);
 Schedule BuildAllGatherHierarchicalDoubling(const CollectiveSpec& spec);
+// In spec.segments overlapping segments (rail_view.cc): several hosts of equal size with
+// several ranks each.
+bool SupportsRailRingsPipelined(const CollectiveSpec& spec);
+Schedule BuildAllGatherHierarchicalPipelined(const CollectiveSpec& spec);
+double EstimateAllGatherHierarchicalPipelinedUs(const CostQuery& q, const CostModel& c);
+int SegmentsAllGatherHierarchicalPipelined(const CostQuery& q, const CostModel& c);
 Schedule BuildAllGatherRing(const CollectiveSpec& spec);
 Schedule BuildAllGatherRecursiveDoubling(const CollectiveSpec& spec);
 Schedule BuildAllGatherBruck(const CollectiveSpec& spec);
@@ -96,6 +102,9 @@ double EstimateAllGatherBruckUs(const CostQuery& q, const CostModel& c);
 double EstimateAllGatherSinglePassUs(const CostQuery& q, const CostModel& c);
 
 Schedule BuildReduceScatterHierarchical(const CollectiveSpec& spec);
+Schedule BuildReduceScatterHierarchicalPipelined(const CollectiveSpec& spec);
+double EstimateReduceScatterHierarchicalPipelinedUs(const CostQuery& q, const CostModel& c);
+int SegmentsReduceScatterHierarchicalPipelined(const CostQuery& q, const CostModel& c);
 Schedule BuildReduceScatterRing(const CollectiveSpec& spec);
 Schedule BuildReduceScatterPairwise(const CollectiveSpec& spec);
 Schedule BuildReduceScatterRecursiveHalving(const CollectiveSpec& spec);

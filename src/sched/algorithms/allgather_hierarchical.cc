@@ -16,6 +16,12 @@
 //      blocks of rail (i - s) to local rank i+1 and receives those of rail (i - s - 1),
 //      L-1 steps of H messages over shm.
 //
+// Pipelined ("hierarchical_pipelined"): every block cut into spec.segments segments, the
+// ring rails and the ring of rail sets laid out per segment (the builder's window moves
+// the slices to the segment's elements of every block), segment k's rounds max(H-1, L-1)
+// rounds after segment k-1's, so that segment k crosses the rails while segment k-1 goes
+// round the host.
+//
 // Each block goes to its place in the output directly; nothing is reduced. In place the
 // input is this rank's block of the output, sent from the input before it is copied.
 #include <algorithm>
@@ -39,9 +45,9 @@ bool HasUniformTopology(const CollectiveSpec& spec) {
 
 namespace {
 
-// Step 2: the ring of rail sets inside the host.
-void RailSetRing(Builder& b, const RailView& rails, size_t c) {
-  auto block = [&](int rank) { return Out(static_cast<size_t>(rank) * c, c); };
+// Step 2: the ring of rail sets inside the host; blocks of `len` elements every `stride`.
+void RailSetRing(Builder& b, const RailView& rails, size_t stride, size_t len) {
+  auto block = [&](int rank) { return Out(static_cast<size_t>(rank) * stride, len); };
   const int li = rails.li, hp = rails.hp;
   const int next = rails.At(hp, li + 1);
   const int prev = rails.At(hp, li - 1);
@@ -56,26 +62,50 @@ void RailSetRing(Builder& b, const RailView& rails, size_t c) {
 
 }  // namespace
 
-Schedule BuildAllGatherHierarchical(const CollectiveSpec& spec) {
-  Builder b;
-  const int r = spec.rank;
-  const size_t c = spec.count;
-  const RailView rails = RailView::Of(spec);
-  const int num_hosts = rails.num_hosts, hp = rails.hp, li = rails.li;
-  auto at = [&rails](int h, int i) { return rails.At(h, i); };
-  auto block = [&](int rank) { return Out(static_cast<size_t>(rank) * c, c); };
+namespace {
 
+// Steps 1 and 2 for blocks of `len` elements every `stride` (the whole call, or one
+// segment of it under the builder's window), from round `first`: the rail ring in rounds
+// [first, first + max(H-1, 1)), the ring of rail sets in the L-1 after.
+void RailRingsAllGather(Builder& b, const RailView& rails, int r, size_t stride, size_t len,
+                        size_t first) {
+  const int num_hosts = rails.num_hosts, hp = rails.hp, li = rails.li;
+  auto block = [&](int rank) { return Out(static_cast<size_t>(rank) * stride, len); };
+  b.SetNextRound(first);
   b.NewRound();
-  b.Copy(block(r), In(0, c));
+  b.Copy(block(r), In(0, len));
   // 1. Rail ring across hosts.
-  const int rail_next = at(hp + 1, li);
-  const int rail_prev = at(hp - 1, li);
+  const int rail_next = rails.At(hp + 1, li);
+  const int rail_prev = rails.At(hp - 1, li);
   for (int s = 0; s < num_hosts - 1; ++s) {
     if (s > 0) b.NewRound();
-    b.Send(rail_next, s == 0 ? In(0, c) : block(at(hp - s, li)));
-    b.Recv(rail_prev, block(at(hp - s - 1, li)));
+    b.Send(rail_next, s == 0 ? In(0, len) : block(rails.At(hp - s, li)));
+    b.Recv(rail_prev, block(rails.At(hp - s - 1, li)));
   }
-  RailSetRing(b, rails, c);
+  b.SetNextRound(first + std::max(num_hosts - 1, 1));
+  RailSetRing(b, rails, stride, len);
+}
+
+}  // namespace
+
+Schedule BuildAllGatherHierarchical(const CollectiveSpec& spec) {
+  Builder b;
+  RailRingsAllGather(b, RailView::Of(spec), spec.rank, spec.count, spec.count, 0);
+  return b.Finish();
+}
+
+Schedule BuildAllGatherHierarchicalPipelined(const CollectiveSpec& spec) {
+  Builder b;
+  const RailView rails = RailView::Of(spec);
+  const int segments =
+      static_cast<int>(std::clamp<size_t>(spec.segments, 1, std::max<size_t>(spec.count, 1)));
+  const size_t stagger = std::max({rails.num_hosts - 1, rails.local - 1, 1});
+  for (int k = 0; k < segments; ++k) {
+    const size_t offset = ChunkOffset(spec.count, segments, k);
+    b.SetWindow({offset, offset, 0});
+    RailRingsAllGather(b, rails, spec.rank, spec.count, ChunkSize(spec.count, segments, k),
+                       k * stagger);
+  }
   return b.Finish();
 }
 
@@ -138,13 +168,23 @@ Schedule BuildAllGatherHierarchicalDoubling(const CollectiveSpec& spec) {
   }
   // The own block into the output, after every step that sends it from the input.
   b.Copy(Out(static_cast<size_t>(r) * c, c), In(0, c));
-  RailSetRing(b, rails, c);
+  RailSetRing(b, rails, c, c);
   return b.Finish();
 }
 
 // H-1 rail steps of one block and the L-1 steps of rail sets (rail_view.h).
 double EstimateAllGatherHierarchicalUs(const CostQuery& q, const CostModel& c) {
   return RailRingsUs(q.topology, q.bytes(), c);
+}
+
+int SegmentsAllGatherHierarchicalPipelined(const CostQuery& q, const CostModel& c) {
+  return CheapestRailRingsSegments(q, c, /*rails_first=*/true);
+}
+
+double EstimateAllGatherHierarchicalPipelinedUs(const CostQuery& q, const CostModel& c) {
+  return RailRingsPipelinedUs(q.topology, q.bytes(), c,
+                              SegmentsAllGatherHierarchicalPipelined(q, c),
+                              /*rails_first=*/true);
 }
 
 // lg H rail steps in which a host's group of `mask` hosts (with the hosts folded into

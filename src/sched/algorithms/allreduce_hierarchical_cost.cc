@@ -18,11 +18,8 @@ constexpr int kSegmentChoices[] = {1, 2, 4, 8, 16, 32};
 // fold and unfold of the extras (one per active per round), then per segment of
 // bytes/segments 2(m-1) ring steps of its chunk (1/m) inside each host and the rails'
 // allreduce of that chunk, all m rails of a host leaving it in the same step.
-//
-// Segments overlap as the schedule lays them out, segment k's rounds `stagger` after
-// segment k-1's. A round lasts as long as the larger of its steps inside hosts, added up
-// (a rank's steps of two segments share its link to its neighbour), and its rail step
-// (at most one: the stagger keeps two segments off the rails in one round).
+// Segments overlap as the schedule lays them out (StaggeredUs); the stagger keeps two
+// segments off the rails in one round.
 double HierarchicalUs(const Topology& t, double bytes, const CostModel& c, RailExchange rail,
                       int segments) {
   const auto hosts = t.Hosts();
@@ -67,26 +64,12 @@ double HierarchicalUs(const Topology& t, double bytes, const CostModel& c, RailE
   }
   // One segment's rounds: p1 inside the host, the rail's, m-1 inside the host.
   const int p1 = std::max(m - 1, 1);
-  const int rails = static_cast<int>(rail_steps.size());
-  const int per_segment = p1 + rails + (m - 1);
-  const int stagger = std::max({p1, rails, 1});
-  const long rounds = static_cast<long>(segments - 1) * stagger + per_segment;
-  for (long g = 0; g < rounds; ++g) {
-    double intra = 0, inter = 0;
-    // The segments with a round in g: k with 0 <= g - k * stagger < per_segment.
-    const long k_first = std::max<long>(0, (g - per_segment + stagger) / stagger);
-    const long k_last = std::min<long>(segments - 1, g / stagger);
-    for (long k = k_first; k <= k_last; ++k) {
-      const long j = g - k * stagger;
-      if (j < 0 || j >= per_segment) continue;
-      if (j < p1 || j >= p1 + rails) {
-        intra += intra_step;
-      } else {
-        inter += rail_steps[j - p1];
-      }
-    }
-    us += std::max(intra, inter);
-  }
+  // The allgather goes round the host the other way (allreduce_hierarchical.cc).
+  std::vector<SegmentRound> rounds(p1, {intra_step, Lane::kHostForward});
+  for (double step : rail_steps) rounds.push_back({step, Lane::kBetweenHosts});
+  rounds.insert(rounds.end(), m - 1, {intra_step, Lane::kHostBackward});
+  const int stagger = std::max({p1, static_cast<int>(rail_steps.size()), 1});
+  us += StaggeredUs(rounds, segments, stagger);
   return us;
 }
 

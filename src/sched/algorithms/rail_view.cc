@@ -1,5 +1,6 @@
 #include "sched/algorithms/rail_view.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -61,6 +62,47 @@ double RailRingsUs(const Topology& t, double block, const CostModel& c) {
   double us = 0;
   if (num_hosts > 1) us += (num_hosts - 1) * StepUs(t, rail, block, c);
   return us + RailSetRingUs(t, hosts, ring, block, c);
+}
+
+// One segment's rounds: H-1 rail steps of a block's segment (one round when alone on
+// the host's rail: the copy), and L-1 steps of H of them inside the host.
+double RailRingsPipelinedUs(const Topology& t, double block, const CostModel& c, int segments,
+                            bool rails_first) {
+  const auto hosts = t.Hosts();
+  const int num_hosts = static_cast<int>(hosts.size());
+  const int local = static_cast<int>(hosts[0].size());
+  const auto [ring, rail] = RingAndRailPartners(hosts);
+  const double seg = block / segments;
+  std::vector<SegmentRound> rail_rounds, host_rounds;
+  for (int s = 0; s < std::max(num_hosts - 1, 1); ++s) {
+    rail_rounds.push_back({num_hosts > 1 ? StepUs(t, rail, seg, c) : 0.0, Lane::kBetweenHosts});
+  }
+  if (local > 1) {
+    const double step =
+        StepUs(t, ring, num_hosts * seg, c) + 2 * (num_hosts - 1) * c.intra_alpha_us;
+    host_rounds.assign(local - 1, {step, Lane::kHostForward});
+  }
+  std::vector<SegmentRound> rounds = rails_first ? rail_rounds : host_rounds;
+  const auto& then = rails_first ? host_rounds : rail_rounds;
+  rounds.insert(rounds.end(), then.begin(), then.end());
+  return StaggeredUs(rounds, segments, std::max({num_hosts - 1, local - 1, 1}));
+}
+
+int CheapestRailRingsSegments(const CostQuery& q, const CostModel& c, bool rails_first) {
+  int best = 1;
+  double best_us = RailRingsPipelinedUs(q.topology, q.bytes(), c, 1, rails_first);
+  for (int segments = 2; segments <= 32; segments *= 2) {
+    if (q.count < static_cast<size_t>(segments)) break;
+    const double us = RailRingsPipelinedUs(q.topology, q.bytes(), c, segments, rails_first);
+    if (us < best_us) best = segments, best_us = us;
+  }
+  return best;
+}
+
+bool SupportsRailRingsPipelined(const CollectiveSpec& spec) {
+  if (!HasUniformTopology(spec)) return false;
+  const auto hosts = spec.topology->Hosts();
+  return hosts.size() > 1 && hosts[0].size() > 1;
 }
 
 }  // namespace weft::sched::algo

@@ -43,4 +43,12 @@ double RailSetRingUs(const Topology& t, const std::vector<std::vector<int>>& hos
 // cost the same, in mirror order.
 double RailRingsUs(const Topology& t, double block, const CostModel& c);
 
+// The same in `segments` overlapping segments (the pipelined allgather and reduce-scatter:
+// `rails_first` for the allgather, whose rails come before the host's ring).
+double RailRingsPipelinedUs(const Topology& t, double block, const CostModel& c, int segments,
+                            bool rails_first);
+// The segment count among 1..32 that RailRingsPipelinedUs finds cheapest (the fewer on a
+// tie), each segment at least one element of a block.
+int CheapestRailRingsSegments(const CostQuery& q, const CostModel& c, bool rails_first);
+
 }  // namespace weft::sched::algo

@@ -1,9 +1,10 @@
-// The pipelined hierarchical allreduces (hierarchical_pipelined and
-// hierarchical_rabenseifner_pipelined): every rank's schedule interpreted together against
-// the plain-loop reference on even, uneven and interleaved hosts, for segment counts from
-// 1 to more than the elements, in and out of place, with rendezvous and eager sends; the
-// overlap itself (a rail step of one segment in the round of another's host step, never
-// two segments on a rail at once); and the planner's choice of segments.
+// The pipelined hierarchical schedules: the allreduces (hierarchical_pipelined and
+// hierarchical_rabenseifner_pipelined) and the allgather and reduce-scatter
+// (hierarchical_pipelined). Every rank's schedule interpreted together against the
+// plain-loop reference on even, uneven (allreduce) and interleaved hosts, for segment
+// counts from 1 to more than the elements, in and out of place, with rendezvous and eager
+// sends; the overlap itself (a rail step of one segment in the round of another's host
+// step, never two segments on a rail at once); and the planner's choice of segments.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -164,6 +165,77 @@ TEST(HierarchicalPipelined, SupportsSeveralHostsOfSeveralRanksOnly) {
     }
     CollectiveSpec none{Collective::kAllReduce, 0, 4, 0, 100};
     EXPECT_FALSE(Find(name).supports(none)) << name << " without a topology";
+  }
+  for (Collective coll : {Collective::kAllGather, Collective::kReduceScatter}) {
+    for (const std::vector<int>& per_host :
+         std::vector<std::vector<int>>{{4}, {1, 1}, {3, 2}, {1, 1, 1, 1}}) {
+      CollectiveSpec spec{coll, 0, 0, 0, 100};
+      for (int n : per_host) spec.size += n;
+      spec.topology = Contiguous(per_host);
+      EXPECT_FALSE(FindAlgorithm(coll, "hierarchical_pipelined")->supports(spec))
+          << CollectiveName(coll) << " on " << spec.topology->Describe();
+    }
+  }
+}
+
+// The allgather and reduce-scatter: equal hosts only.
+TEST(HierarchicalPipelined, AllGatherAndReduceScatterMatchReference) {
+  for (Collective coll : {Collective::kAllGather, Collective::kReduceScatter}) {
+    const Algorithm* algorithm = FindAlgorithm(coll, "hierarchical_pipelined");
+    ASSERT_NE(algorithm, nullptr) << CollectiveName(coll);
+    for (const auto& topology : Topologies()) {
+      const int size = static_cast<int>(topology->host_of.size());
+      const auto hosts = topology->Hosts();
+      bool uniform = true;
+      for (const auto& h : hosts) uniform = uniform && h.size() == hosts[0].size();
+      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{100}}) {
+        for (int segments : {1, 2, 3, 8, 200}) {
+          CollectiveSpec spec{coll, 0, size, 0, count};
+          spec.topology = topology;
+          spec.segments = segments;
+          ASSERT_EQ(algorithm->supports(spec), uniform) << topology->Describe();
+          if (!uniform) continue;
+          for (bool in_place : {false, true}) {
+            ASSERT_TRUE(RunAndCompare(*algorithm, spec, in_place, MakeInputs(spec), Sum))
+                << topology->Describe() << ", " << segments << " segments";
+          }
+          auto eager = Interpret(
+              spec, BuildAllRanks(algorithm->build, spec),
+              std::vector<std::vector<std::byte>>(size,
+                                                  std::vector<std::byte>(InputCount(spec) * 8)),
+              8, [](void*, const void*, size_t) {}, InterpretOptions{false, false});
+          ASSERT_TRUE(eager.ok()) << topology->Describe() << ": " << eager.status().ToString();
+        }
+      }
+    }
+  }
+}
+
+// The allgather's and reduce-scatter's overlap, as the allreduce's above.
+TEST(HierarchicalPipelined, AllGatherAndReduceScatterOverlapTheirPhases) {
+  const auto topology = Contiguous({4, 4, 4, 4});
+  for (Collective coll : {Collective::kAllGather, Collective::kReduceScatter}) {
+    const Algorithm* algorithm = FindAlgorithm(coll, "hierarchical_pipelined");
+    for (int segments : {1, 4}) {
+      CollectiveSpec spec{coll, 0, 16, 0, 64};
+      spec.topology = topology;
+      spec.segments = segments;
+      for (int r = 0; r < 16; ++r) {
+        spec.rank = r;
+        int mixed = 0;
+        for (const Round& round : algorithm->build(spec).rounds) {
+          int inside = 0, across = 0;
+          for (const Step& step : round.steps) {
+            if (step.kind != StepKind::kSend) continue;
+            (topology->host_of[step.peer] == topology->host_of[r] ? inside : across)++;
+          }
+          EXPECT_LE(across, 1) << CollectiveName(coll) << " rank " << r;
+          if (inside > 0 && across > 0) ++mixed;
+        }
+        EXPECT_EQ(mixed > 0, segments > 1)
+            << CollectiveName(coll) << " rank " << r << ", " << segments << " segments";
+      }
+    }
   }
 }
 
