@@ -10,6 +10,10 @@
 # Usage: validate_netns.sh --bench WEFT_BENCH --sim WEFT_SIM [--hosts 2,4,8] [--gbit 1]
 #          [--delay-us 0] [--ops allreduce,allgather] [-b 1K] [-e 64M] [--light]
 #          [--out DIR] [--tolerance 10] [--check-from 1M] [--repeat 2] [--ranks-per-host 1]
+#          [--predict-what-ran]
+# --predict-what-ran: predict the algorithm each measurement ran (weft-sim validate's flag),
+# for runs with WEFT_ALGO set. Set WEFT_COST_MODEL (all five figures) to have weft-bench's
+# planner and weft-sim's choose with the same figures: a pipelined algorithm's segments.
 # With --ranks-per-host R > 1 the ranks of a host share its shaped link (the model's NIC
 # sharing) and talk to each other over shm (WEFT_TRANSPORT=auto), as on a real node.
 # Each sweep runs --repeat times; weft-sim keeps the fastest of each size (other jobs on
@@ -19,7 +23,7 @@
 # every process runs under `timeout`.
 set -u
 BENCH="" SIM="" HOSTS="2,4" GBIT=1 DELAY_US=0 OPS="allreduce,allgather" MINB=1K MAXB=64M
-OUT="" TOL=10 CHECK_FROM=1M LIGHT=0 REPEAT=2 RPH=1
+OUT="" TOL=10 CHECK_FROM=1M LIGHT=0 REPEAT=2 RPH=1 WHAT_RAN=()
 while [ $# -gt 0 ]; do
   case $1 in
     --bench) BENCH=$2; shift ;;  --sim) SIM=$2; shift ;;
@@ -30,6 +34,7 @@ while [ $# -gt 0 ]; do
     --repeat) REPEAT=$2; shift ;;
     --ranks-per-host) RPH=$2; shift ;;
     --light) LIGHT=1 ;;
+    --predict-what-ran) WHAT_RAN=(--predict-what-ran) ;;
     *) echo "validate_netns.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -127,7 +132,7 @@ for n in ${HOSTS//,/ }; do
   echo "# packets dropped by the shapers so far: $drops; load: $(cut -d' ' -f1-3 /proc/loadavg)"
   list=$(IFS=,; echo "${files[*]}")
   timeout 120 "$SIM" validate --measured "$list" --instance custom --nodes "$n" \
-    --accels-per-host "$RPH" \
+    --accels-per-host "$RPH" "${WHAT_RAN[@]}" \
     --nic-gbit "$GOODPUT" --mem-gbps 10 --tolerance "$TOL" --check-from "$CHECK_FROM" \
     --json "$OUT/validate_${n}h.json" --plot "$OUT/validate_${n}h.svg" || STATUS=1
 done

@@ -59,6 +59,7 @@ bool WriteJson(const std::string& path, const ClusterSpec& c, const CollectiveOp
     j["rows"].push_back({{"bytes", r.bytes},
                          {"count", r.p.count},
                          {"algorithm", r.p.algorithm},
+                         {"segments", r.p.segments},
                          {"time_us", r.p.seconds * 1e6},
                          {"algbw_gbps", r.p.algbw_gbps},
                          {"busbw_gbps", r.p.busbw_gbps},
@@ -195,7 +196,10 @@ int RunCollective(const CollectiveOptions& o) {
     rows.push_back({q.bytes, *p, wall});
     bus_sum += p->busbw_gbps;
     fmt::print("{:>12}  {:>12}  {:>8}  {:>25}  {:>12.2f}  {:>8.2f}  {:>8.2f}  {:>16}  {:>8.1f}\n",
-               q.bytes, p->count, DataTypeName(*dtype), p->algorithm, p->seconds * 1e6,
+               q.bytes, p->count, DataTypeName(*dtype),
+               // A pipelined schedule's segments after its name: "hierarchical_pipelined/4".
+               p->segments > 1 ? fmt::format("{}/{}", p->algorithm, p->segments) : p->algorithm,
+               p->seconds * 1e6,
                p->algbw_gbps, p->busbw_gbps,
                p->symmetry == "none" ? fmt::format("all {}", p->simulated_ranks) : p->symmetry,
                wall);

@@ -10,6 +10,7 @@
 #include "cluster_build.h"
 #include "flags.h"
 #include "plot.h"
+#include "reference_cmd.h"
 #include "sim/catalog.h"
 
 namespace weft::sim::cli {
@@ -265,9 +266,21 @@ CLI::App* AddTrainCommand(CLI::App* app, TrainOptions* o) {
 }
 
 CLI::App* AddCompareCommand(CLI::App* app, TrainOptions* o) {
-  CLI::App* cmd = app->add_subcommand("compare", "compare training across instance types");
+  CLI::App* cmd = app->add_subcommand(
+      "compare", "compare training across instance types, or weft's allreduce with NCCL's");
   cmd->add_option("--instances", o->instances, "instance types, comma-separated")->required();
   AddCommon(cmd, o);
+  cmd->add_option("--reference", o->reference,
+                  "nccl: weft's planned allreduce against the calibrated NCCL reference, size "
+                  "by size, at each of --nodes on each of --instances (training options unread)")
+      ->check(CLI::IsMember({"nccl"}));
+  cmd->add_option("-b,--minbytes", o->min_bytes, "--reference: smallest size")
+      ->capture_default_str();
+  cmd->add_option("-e,--maxbytes", o->max_bytes, "--reference: largest size")
+      ->capture_default_str();
+  cmd->add_option("-f,--stepfactor", o->factor, "--reference: size multiplier between rows")
+      ->check(CLI::Range(1.0001, 1e6))
+      ->capture_default_str();
   return cmd;
 }
 
@@ -285,6 +298,10 @@ int RunTrain(const TrainOptions& o) {
 }
 
 int RunCompare(const TrainOptions& o) {
+  if (!o.reference.empty()) {
+    return RunNcclReference({o.cluster.catalog, o.instances, o.nodes, o.min_bytes, o.max_bytes,
+                             o.factor, o.json_path});
+  }
   auto m = ModelFor(o);
   if (!m.ok()) return fmt::print(stderr, "weft-sim: {}\n", m.status().ToString()), 2;
   PrintHeader(o, *m);
