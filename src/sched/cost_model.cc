@@ -114,14 +114,14 @@ double StaggeredUs(const std::vector<SegmentRound>& rounds, int segments, int st
   const long total = static_cast<long>(segments - 1) * stagger + per_segment;
   double us = 0;
   for (long g = 0; g < total; ++g) {
-    double lanes[3] = {0, 0, 0};
+    double intra = 0, inter = 0;
     // The copies with a round in g: k with 0 <= g - k * stagger < per_segment.
     const long k_last = std::min<long>(segments - 1, g / stagger);
     for (long k = k_last; k >= 0 && g - k * stagger < per_segment; --k) {
       const SegmentRound& r = rounds[g - k * stagger];
-      lanes[static_cast<int>(r.lane)] += r.us;
+      (r.inter ? inter : intra) += r.us;
     }
-    us += std::max({lanes[0], lanes[1], lanes[2]});
+    us += std::max(intra, inter);
   }
   return us;
 }

@@ -15,7 +15,6 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -112,17 +111,13 @@ double PipelineUs(const Topology& t, const std::vector<std::vector<int>>& hops, 
 
 // A pipelined schedule (the *_pipelined hierarchical algorithms): `segments` copies of one
 // segment's rounds, copy k starting `stagger` rounds after copy k-1. `rounds[j]` is the
-// time of the segment's round j and the links its messages take (`lane`). A round of the
-// whole costs the largest of its lanes, each the sum of its steps on that lane: steps of
-// two segments on the same links share them, steps on others overlap.
-enum class Lane : uint8_t {
-  kBetweenHosts,  // the hosts' network links
-  kHostForward,   // inside hosts, each rank to the next of the host's ring
-  kHostBackward,  // inside hosts, each rank to the previous
-};
+// time of the segment's round j and whether its messages leave the host. A round of the
+// whole costs the larger of its steps inside hosts, added up, and its steps between
+// hosts, added up: a rank's steps of two segments share its links (each rank's one port
+// to an NVSwitch, or its memory bandwidth for shm, whichever neighbour they go to).
 struct SegmentRound {
   double us = 0;
-  Lane lane = Lane::kHostForward;
+  bool inter = false;
 };
 double StaggeredUs(const std::vector<SegmentRound>& rounds, int segments, int stagger);
 

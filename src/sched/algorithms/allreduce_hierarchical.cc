@@ -21,8 +21,7 @@
 //      (hosts beyond the largest power of two fold onto a neighbour first): 2 lg H
 //      latencies (+2 to fold) for the same bytes, which is what a rail of hundreds of
 //      hosts needs (the ring's latencies dominate a 25 MiB bucket from ~32 hosts on).
-//   3. Intra-host allgather of the m reduced chunks around the host ring, in the
-//      direction opposite to phase 1's.
+//   3. Intra-host allgather of the m reduced chunks around the host ring.
 //   4. Unfold: each active rank sends the whole result to its extras.
 //
 // Pipelined ("hierarchical_pipelined", "hierarchical_rabenseifner_pipelined"): phases 1-3
@@ -209,14 +208,12 @@ void Segment(Builder& b, const Place& at, Buf base, size_t count, RailExchange r
     RailHalvingDoubling(b, own, at.num_hosts, at.hp, rail_rank, rail_first);
   }
 
-  // 3. Allgather of the reduced chunks around the host's actives, the other way round
-  // (to the previous rank): pipelined, a round holds one segment's reduce-scatter step
-  // and another's allgather step, which then use the two directions of each link.
+  // 3. Allgather of the reduced chunks around the host's actives.
   b.SetNextRound(rail_first + HierarchicalRailRounds(rail, at.num_hosts));
   for (int s = 0; s < m - 1; ++s) {
     b.NewRound();
-    b.Send(prev, chunk(Buf::kOutput, li + 1 + s));
-    b.Recv(next, chunk(Buf::kOutput, li + 2 + s));
+    b.Send(next, chunk(Buf::kOutput, li + 1 - s));
+    b.Recv(prev, chunk(Buf::kOutput, li - s));
   }
 }
 

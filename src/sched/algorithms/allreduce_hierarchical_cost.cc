@@ -64,10 +64,9 @@ double HierarchicalUs(const Topology& t, double bytes, const CostModel& c, RailE
   }
   // One segment's rounds: p1 inside the host, the rail's, m-1 inside the host.
   const int p1 = std::max(m - 1, 1);
-  // The allgather goes round the host the other way (allreduce_hierarchical.cc).
-  std::vector<SegmentRound> rounds(p1, {intra_step, Lane::kHostForward});
-  for (double step : rail_steps) rounds.push_back({step, Lane::kBetweenHosts});
-  rounds.insert(rounds.end(), m - 1, {intra_step, Lane::kHostBackward});
+  std::vector<SegmentRound> rounds(p1, {intra_step, false});
+  for (double step : rail_steps) rounds.push_back({step, true});
+  rounds.insert(rounds.end(), m - 1, {intra_step, false});
   const int stagger = std::max({p1, static_cast<int>(rail_steps.size()), 1});
   us += StaggeredUs(rounds, segments, stagger);
   return us;

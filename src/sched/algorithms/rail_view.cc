@@ -75,12 +75,12 @@ double RailRingsPipelinedUs(const Topology& t, double block, const CostModel& c,
   const double seg = block / segments;
   std::vector<SegmentRound> rail_rounds, host_rounds;
   for (int s = 0; s < std::max(num_hosts - 1, 1); ++s) {
-    rail_rounds.push_back({num_hosts > 1 ? StepUs(t, rail, seg, c) : 0.0, Lane::kBetweenHosts});
+    rail_rounds.push_back({num_hosts > 1 ? StepUs(t, rail, seg, c) : 0.0, true});
   }
   if (local > 1) {
     const double step =
         StepUs(t, ring, num_hosts * seg, c) + 2 * (num_hosts - 1) * c.intra_alpha_us;
-    host_rounds.assign(local - 1, {step, Lane::kHostForward});
+    host_rounds.assign(local - 1, {step, false});
   }
   std::vector<SegmentRound> rounds = rails_first ? rail_rounds : host_rounds;
   const auto& then = rails_first ? host_rounds : rail_rounds;
