@@ -54,7 +54,8 @@ run() {  # NAME SANITIZERS UNIT_LAYERS...
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_CUDA=OFF -DWEFT_OFI=OFF \
         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
         -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-        -DWEFT_BUILD_BENCH=OFF -DWEFT_SANITIZE="$sanitizers" "${launcher[@]}" >/dev/null
+        -DWEFT_BUILD_BENCH=OFF -DWEFT_SANITIZE="$sanitizers" -DWEFT_KILL_TEST_TRIALS=2 \
+        "${launcher[@]}" >/dev/null
   for layer in "$@"; do targets+=("weft_${layer}_tests"); done
   if [ "$name" = asan ]; then
     mapfile -t fuzz < <(cmake --build "$dir" --target help | awk '/weft_fuzz_/ {print $2}')
