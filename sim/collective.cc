@@ -130,6 +130,7 @@ Result<Prediction> PredictCollective(const ClusterSpec& cluster, const Collectiv
   Prediction out;
   out.algorithm = algo->name;
   out.segments = choice.segments;
+  out.reason = choice.reason;
   out.planner_costs = costs.ToSpec();
   out.count = spec.count;
   out.seconds = run.seconds;

@@ -44,6 +44,7 @@ enum class SymmetryMode {
 struct Prediction {
   std::string algorithm;  // the registry name the planner chose
   int segments = 0;       // a pipelined algorithm's segments (CollectiveSpec); else 0
+  std::string reason;     // the planner's reason (its cost model's figures per candidate)
   std::string planner_costs;  // the figures it chose with, WEFT_COST_MODEL syntax
   size_t count = 0;       // elements per rank, as in CollectiveSpec::count
   double seconds = 0;

@@ -3,7 +3,8 @@
 # ratio column is weft's busbw over the NCCL reference's; weft's side is exactly what
 # `weft-sim collective` predicts for the same cluster and size, and NCCL's what
 # `weft-sim collective --model nccl` does; each node count ends with its summary line;
-# bad options are usage errors (exit 2) that name the option.
+# `collective --explain` prints the planner's reason; bad options are usage errors (exit 2)
+# that name the option.
 # Usage: reference_test.sh WEFT_SIM
 set -euo pipefail
 SIM=$1
@@ -46,6 +47,17 @@ for r in rows:
     assert n["algorithm"] == "nccl:" + r["nccl_algorithm"], (n, r)
 print(f"{len(rows)} rows checked; 2048-node p5 rows match `collective` and `collective --model nccl`")
 PY
+
+# collective --explain: the planner's reason under each row, every candidate with its time,
+# and the segments of the pipelined one it took.
+"$SIM" collective --instance p5.48xlarge --nodes 4 -b 8G -e 8G --explain >"$TMP/explain.txt"
+grep -q "^#   planner: cost model for 8192 MiB on 4 hosts x 8 ranks" "$TMP/explain.txt" ||
+  fail "collective --explain printed no reason: $(cat "$TMP/explain.txt")"
+for a in hierarchical hierarchical_pipelined hierarchical_rabenseifner ring; do
+  grep -q "[:,] $a [0-9.]* us" "$TMP/explain.txt" || fail "--explain does not weigh $a"
+done
+grep -Eq "hierarchical_pipelined in [0-9]+ segments" "$TMP/explain.txt" ||
+  fail "--explain does not give the segments"
 
 usage() {  # expected-message args...
   local want=$1 rc=0

@@ -119,6 +119,9 @@ CLI::App* AddCollectiveCommand(CLI::App* app, CollectiveOptions* o) {
   cmd->add_flag("--no-symmetry", o->no_symmetry, "simulate every rank (slow at scale)");
   cmd->add_flag("--verify-symmetry", o->verify_symmetry,
                 "check every rank's schedule before using the symmetry shortcut");
+  cmd->add_flag("--explain", o->explain,
+                "under each row, the planner's reason (as WEFT_DEBUG=INFO logs it): its cost "
+                "model's time for every candidate");
   return cmd;
 }
 
@@ -203,6 +206,7 @@ int RunCollective(const CollectiveOptions& o) {
                p->algbw_gbps, p->busbw_gbps,
                p->symmetry == "none" ? fmt::format("all {}", p->simulated_ranks) : p->symmetry,
                wall);
+    if (o.explain && !p->reason.empty()) fmt::print("#   planner: {}\n", p->reason);
   }
   fmt::print("# Avg bus bandwidth    : {:g}\n#\n", rows.empty() ? 0.0 : bus_sum / rows.size());
   if (!o.json_path.empty() && !WriteJson(o.json_path, c, o, rows)) {

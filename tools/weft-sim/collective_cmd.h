@@ -40,6 +40,7 @@ struct CollectiveOptions {
   std::string plot_path;
   bool no_symmetry = false;
   bool verify_symmetry = false;
+  bool explain = false;  // print the planner's reason under each row
 };
 
 // Adds the cluster options shared by subcommands.
