@@ -112,12 +112,15 @@ else
   run_unit weft_exec_tests \
     '*_neon_bf16:*/bfloat16_*_neon:HalfNeon*:HalfTest.*:ReduceTest.*:Divide*:Streaming*'
   # Schedules are integer data, built the same on every architecture: the sweep at world
-  # sizes 1..19 (1..64 in --all) and the other schedule suites, without the two slowest
-  # hierarchical sweeps (3 of the 3.5 min the full set takes under qemu).
+  # sizes 1..19 (1..64 in --all) and the other schedule suites, without the slowest
+  # hierarchical sweeps (the two below: 3 of the 3.5 min the full set takes under qemu;
+  # the pipelined ones' segment sweeps, the same builders again in segments).
   sched='All/AlgorithmSweep.*_size?:All/AlgorithmSweep.*_size1?'
   sched+=':AlgorithmMin.*:AlgorithmDeterminism.*:AlgorithmBarrier.*:Interpreter*:Registry*'
   sched+=':Hierarchical*:-HierarchicalReduceScatter.MatchesReferenceOnUniformTopologies'
   sched+=':HierarchicalBroadcast.MatchesReferenceForEveryRoot'
+  sched+=':HierarchicalPipelined.MatchesReferenceForEverySegmentCount'
+  sched+=':HierarchicalPipelined.AllGatherAndReduceScatterMatchReference'
   run_unit weft_sched_tests "$sched"
   run_unit weft_transport_tests '*Ring*:*Wire*:*Shm*'
   run_unit weft_bootstrap_tests '*Store*'
