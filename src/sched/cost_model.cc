@@ -126,6 +126,16 @@ double StaggeredUs(const std::vector<SegmentRound>& rounds, int segments, int st
   return us;
 }
 
+int CheapestSegments(size_t most, const std::function<double(int)>& us_of) {
+  int best = 1;
+  double best_us = us_of(1);
+  for (int segments = 2; segments <= 32 && static_cast<size_t>(segments) <= most; segments *= 2) {
+    const double us = us_of(segments);
+    if (us < best_us) best = segments, best_us = us;
+  }
+  return best;
+}
+
 std::vector<int> ParticipantPartners(const Topology& t, int n, int width, const RankAt& rank_at,
                                      const std::function<int(int)>& partner_of) {
   std::vector<int> partner(t.host_of.size(), -1);

@@ -120,6 +120,9 @@ struct SegmentRound {
   bool inter = false;
 };
 double StaggeredUs(const std::vector<SegmentRound>& rounds, int segments, int stagger);
+// The segment count a pipelined algorithm takes: of 1, 2, 4, ..., 32 (none above `most`),
+// the one `us_of` finds cheapest; the fewer on a tie.
+int CheapestSegments(size_t most, const std::function<double(int)>& us_of);
 
 // Participants that are groups of ranks exchanging side by side: rank_at(q, i) is the
 // i-th of participant q's `width` ranks (one rank each for the flat algorithms, a host's

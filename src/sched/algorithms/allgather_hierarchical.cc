@@ -97,15 +97,13 @@ Schedule BuildAllGatherHierarchical(const CollectiveSpec& spec) {
 Schedule BuildAllGatherHierarchicalPipelined(const CollectiveSpec& spec) {
   Builder b;
   const RailView rails = RailView::Of(spec);
-  const int segments =
-      static_cast<int>(std::clamp<size_t>(spec.segments, 1, std::max<size_t>(spec.count, 1)));
   const size_t stagger = std::max({rails.num_hosts - 1, rails.local - 1, 1});
-  for (int k = 0; k < segments; ++k) {
-    const size_t offset = ChunkOffset(spec.count, segments, k);
-    b.SetWindow({offset, offset, 0});
-    RailRingsAllGather(b, rails, spec.rank, spec.count, ChunkSize(spec.count, segments, k),
-                       k * stagger);
-  }
+  LaySegments(
+      b, spec.count, spec.segments, 0, stagger,
+      [&](size_t len, size_t from) {
+        RailRingsAllGather(b, rails, spec.rank, spec.count, len, from);
+      },
+      [](size_t) { return size_t{0}; });
   return b.Finish();
 }
 

@@ -249,20 +249,14 @@ Schedule BuildHierarchical(const CollectiveSpec& spec, RailExchange rail, int se
   const Buf base = FoldExtras(b, extras, count);
 
   // 1-3, segment by segment, segment k from round first + k * stagger.
-  const int s_count = static_cast<int>(std::clamp<size_t>(segments, 1, std::max<size_t>(count, 1)));
   const size_t p1 = std::max(m - 1, 1);
   const size_t rail_rounds = HierarchicalRailRounds(rail, at.num_hosts);
   const size_t stagger = std::max<size_t>({p1, rail_rounds, 1});
   const size_t first = b.NextRound();
-  size_t scratch = 0;
-  for (int k = 0; k < s_count; ++k) {
-    const size_t offset = ChunkOffset(count, s_count, k);
-    const size_t seg = ChunkSize(count, s_count, k);
-    b.SetWindow({offset, offset, scratch});
-    Segment(b, at, base, seg, rail, first + k * stagger);
-    scratch += ChunkSize(seg, m, 0);
-  }
-  b.SetWindow({});
+  const int s_count = LaySegments(
+      b, count, segments, first, stagger,
+      [&](size_t len, size_t from) { Segment(b, at, base, len, rail, from); },
+      [m](size_t len) { return ChunkSize(len, m, 0); });
 
   // 4. The result to the extras folded in at phase 0.
   b.SetNextRound(first + (s_count - 1) * stagger + p1 + rail_rounds + (m - 1));

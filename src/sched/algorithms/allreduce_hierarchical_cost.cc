@@ -11,9 +11,6 @@
 namespace weft::sched::algo {
 namespace {
 
-// Segment counts the pipelined schedules choose among (the first is not pipelined).
-constexpr int kSegmentChoices[] = {1, 2, 4, 8, 16, 32};
-
 // The phases as BuildHierarchical lays them out, on the smallest host's m actives: the
 // fold and unfold of the extras (one per active per round), then per segment of
 // bytes/segments 2(m-1) ring steps of its chunk (1/m) inside each host and the rails'
@@ -72,21 +69,15 @@ double HierarchicalUs(const Topology& t, double bytes, const CostModel& c, RailE
   return us;
 }
 
-// The cheapest of kSegmentChoices for the call, each segment's chunk on every rail at
-// least one element per host (so that no rail step is empty); the fewer on a tie.
-int CheapestSegments(const CostQuery& q, const CostModel& c, RailExchange rail) {
+// The cheapest segment count for the call, each segment's chunk on every rail at least one
+// element per host (so that no rail step is empty).
+int SegmentsFor(const CostQuery& q, const CostModel& c, RailExchange rail) {
   const Topology& t = q.topology;
   int m = q.size();
   for (const auto& h : t.Hosts()) m = std::min(m, static_cast<int>(h.size()));
-  const size_t per_segment_min = static_cast<size_t>(m) * t.NumHosts();
-  int best = 1;
-  double best_us = HierarchicalUs(t, q.bytes(), c, rail, 1);
-  for (int segments : kSegmentChoices) {
-    if (segments == 1 || q.count < per_segment_min * segments) continue;
-    const double us = HierarchicalUs(t, q.bytes(), c, rail, segments);
-    if (us < best_us) best = segments, best_us = us;
-  }
-  return best;
+  return CheapestSegments(q.count / (static_cast<size_t>(m) * t.NumHosts()), [&](int segments) {
+    return HierarchicalUs(t, q.bytes(), c, rail, segments);
+  });
 }
 
 }  // namespace
@@ -100,11 +91,11 @@ double EstimateAllReduceHierarchicalRabenseifnerUs(const CostQuery& q, const Cos
 }
 
 int SegmentsAllReduceHierarchicalPipelined(const CostQuery& q, const CostModel& c) {
-  return CheapestSegments(q, c, RailExchange::kRing);
+  return SegmentsFor(q, c, RailExchange::kRing);
 }
 
 int SegmentsAllReduceHierarchicalRabenseifnerPipelined(const CostQuery& q, const CostModel& c) {
-  return CheapestSegments(q, c, RailExchange::kHalvingDoubling);
+  return SegmentsFor(q, c, RailExchange::kHalvingDoubling);
 }
 
 double EstimateAllReduceHierarchicalPipelinedUs(const CostQuery& q, const CostModel& c) {

@@ -67,7 +67,7 @@ class Builder {
     next_ = index;
   }
   // The round NewRound() would start.
-  size_t NextRound() const { return open_ < 0 ? next_ : static_cast<size_t>(open_) + 1; }
+  size_t NextRound() const { return next_; }
   // Moves every slice added from now on by `window` (Window{} to stop).
   void SetWindow(const Window& window) { window_ = window; }
 
@@ -106,5 +106,26 @@ class Builder {
   Window window_;
   size_t scratch_ = 0;
 };
+
+// Lays out a pipelined call of `count` elements (per block) in `segments` segments (clamped
+// to 1..count): segment k under a window at its offset in the input and output and after
+// the scratch of the segments before it (scratch_of(len) elements each), its rounds from
+// first + k * stagger. lay(len, first_round) lays out one segment of `len` elements as the
+// whole call would be. Returns the segment count used.
+template <typename Lay, typename ScratchOf>
+int LaySegments(Builder& b, size_t count, int segments, size_t first, size_t stagger,
+                const Lay& lay, const ScratchOf& scratch_of) {
+  const int n = static_cast<int>(std::clamp<size_t>(segments, 1, std::max<size_t>(count, 1)));
+  size_t scratch = 0;
+  for (int k = 0; k < n; ++k) {
+    const size_t offset = ChunkOffset(count, n, k);
+    const size_t len = ChunkSize(count, n, k);
+    b.SetWindow({offset, offset, scratch});
+    lay(len, first + k * stagger);
+    scratch += scratch_of(len);
+  }
+  b.SetWindow({});
+  return n;
+}
 
 }  // namespace weft::sched::algo

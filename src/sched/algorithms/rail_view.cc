@@ -89,14 +89,9 @@ double RailRingsPipelinedUs(const Topology& t, double block, const CostModel& c,
 }
 
 int CheapestRailRingsSegments(const CostQuery& q, const CostModel& c, bool rails_first) {
-  int best = 1;
-  double best_us = RailRingsPipelinedUs(q.topology, q.bytes(), c, 1, rails_first);
-  for (int segments = 2; segments <= 32; segments *= 2) {
-    if (q.count < static_cast<size_t>(segments)) break;
-    const double us = RailRingsPipelinedUs(q.topology, q.bytes(), c, segments, rails_first);
-    if (us < best_us) best = segments, best_us = us;
-  }
-  return best;
+  return CheapestSegments(q.count, [&](int segments) {
+    return RailRingsPipelinedUs(q.topology, q.bytes(), c, segments, rails_first);
+  });
 }
 
 bool SupportsRailRingsPipelined(const CollectiveSpec& spec) {

@@ -110,17 +110,11 @@ Schedule BuildReduceScatterHierarchical(const CollectiveSpec& spec) {
 Schedule BuildReduceScatterHierarchicalPipelined(const CollectiveSpec& spec) {
   Builder b;
   const RailView rails = RailView::Of(spec);
-  const int segments =
-      static_cast<int>(std::clamp<size_t>(spec.segments, 1, std::max<size_t>(spec.count, 1)));
   const size_t stagger = std::max({rails.local - 1, rails.num_hosts - 1, 1});
-  size_t scratch = 0;
-  for (int k = 0; k < segments; ++k) {
-    const size_t offset = ChunkOffset(spec.count, segments, k);
-    const size_t len = ChunkSize(spec.count, segments, k);
-    b.SetWindow({offset, offset, scratch});
-    RailRingsReduceScatter(b, rails, spec.count, len, k * stagger);
-    scratch += SegmentScratch(rails, len);
-  }
+  LaySegments(
+      b, spec.count, spec.segments, 0, stagger,
+      [&](size_t len, size_t from) { RailRingsReduceScatter(b, rails, spec.count, len, from); },
+      [&](size_t len) { return SegmentScratch(rails, len); });
   return b.Finish();
 }
 
