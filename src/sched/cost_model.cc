@@ -20,41 +20,63 @@ namespace weft::sched {
 
 // One step in which every message (from, to) of `bytes` is in flight at once. Messages
 // inside a host run in parallel at the intra figures. Messages between hosts share the
-// hosts' links, each full duplex: the host with the most messages leaving or arriving (k)
-// sets the inter time, ceil(k / links) of them on its busiest link (a host's ranks spread
-// over its links). Arrivals count for the many-to-one steps (a gather's root host). A
+// hosts' links, each full duplex, and the host where they are busiest sets the inter time
+// (InterLinkLoad). Arrivals count for the many-to-one steps (a gather's root host). A
 // rank that sends (or receives) f > 1 messages in the step pays f-1 more intra latencies
 // for handling them (as the rail algorithms' intra steps do: algorithms/rail_view.cc).
 double MessagesUs(const Topology& t, const std::vector<std::pair<int, int>>& messages, double bytes,
                   const CostModel& c) {
-  std::vector<int> leaving(t.NumHosts(), 0), arriving(t.NumHosts(), 0);
-  std::vector<int> sends(t.host_of.size(), 0), recvs(t.host_of.size(), 0);
-  bool intra = false;
+  const int hosts = t.NumHosts();
+  const size_t n = t.host_of.size();
+  std::vector<int> leaving(hosts, 0), arriving(hosts, 0), ranks(hosts, 0);
+  std::vector<int> sends(n, 0), recvs(n, 0), sends_out(n, 0), recvs_in(n, 0);
+  for (int h : t.host_of) ++ranks[h];
+  bool intra = false, inter = false;
   for (const auto& [from, to] : messages) {
     ++sends[from];
     ++recvs[to];
     if (t.host_of[from] == t.host_of[to]) {
       intra = true;
     } else {
+      inter = true;
       ++leaving[t.host_of[from]];
       ++arriving[t.host_of[to]];
+      ++sends_out[from];
+      ++recvs_in[to];
     }
   }
-  int k = 0;
-  for (size_t h = 0; h < leaving.size(); ++h) k = std::max({k, leaving[h], arriving[h]});
   int extra = 0;  // messages beyond one send and one receive at the busiest rank
-  for (size_t r = 0; r < sends.size(); ++r) {
+  for (size_t r = 0; r < n; ++r) {
     extra = std::max(extra, std::max(0, sends[r] - 1) + std::max(0, recvs[r] - 1));
   }
   // Gbit/s -> bytes per microsecond: gbps * 1e9 / 8 / 1e6 = gbps * 125.
   double us = 0;
   if (intra) us = c.intra_alpha_us + bytes / (c.intra_gbps * 125.0);
-  if (k > 0) {
-    const int links = std::max(1, static_cast<int>(c.inter_links));
-    const int per_link = (k + links - 1) / links;
-    us = std::max(us, c.inter_alpha_us + per_link * bytes / (c.inter_gbps * 125.0));
+  if (inter) {
+    std::vector<int> busiest_rank(hosts, 0);  // most messages one rank sends or receives
+    for (size_t r = 0; r < n; ++r) {
+      int& b = busiest_rank[t.host_of[r]];
+      b = std::max({b, sends_out[r], recvs_in[r]});
+    }
+    double load = 0;
+    for (int h = 0; h < hosts; ++h) {
+      load = std::max(load, InterLinkLoad(std::max(leaving[h], arriving[h]), busiest_rank[h],
+                                          ranks[h], c.inter_links));
+    }
+    us = std::max(us, c.inter_alpha_us + load * bytes / (c.inter_gbps * 125.0));
   }
   return us + extra * c.intra_alpha_us;
+}
+
+double InterLinkLoad(int k, int busiest_rank, int ranks, double inter_links) {
+  if (k <= 0) return 0;
+  const int links = std::max(1, static_cast<int>(inter_links));
+  // At least one link per rank: each rank owns links / ranks of them (rounded down), as
+  // the ofi transport's rails (WEFT_OFI_NRAILS=auto: the NICs nearest a rank's device)
+  // and the simulator's rail policy give them, and stripes its messages over its own.
+  if (ranks > 0 && links >= ranks) return double(busiest_rank) / (links / ranks);
+  // Fewer links than ranks: a host's messages spread over its links.
+  return (k + links - 1) / links;
 }
 
 double StepUs(const Topology& t, const std::vector<int>& partner, double bytes,

@@ -8,7 +8,9 @@
 // parallel at the intra figures (shm); messages leaving (or arriving at) a host share its
 // network links (one full-duplex NIC per host unless inter_links says more), so k of them
 // at once over one link cost alpha + k·n / bandwidth, over L links alpha + ceil(k/L)·n /
-// bandwidth. Local copies and reductions are not costed. A step of
+// bandwidth; where a host has at least one link per rank, each rank stripes its messages
+// over the L / ranks links it owns (InterLinkLoad). Local copies and reductions are not
+// costed. A step of
 // a schedule lasts as long as its slowest message; a pipelined chain (the ring and
 // hierarchical broadcasts) costs its first segment's way down the chain plus one
 // slowest hop per further segment. Pure functions, no state: safe from any thread.
@@ -85,6 +87,13 @@ double EstimateUs(const std::string& name, const CollectiveSpec& spec, size_t el
 // at the busiest rank (the handling of many messages in one step).
 double MessagesUs(const Topology& t, const std::vector<std::pair<int, int>>& messages, double bytes,
                   const CostModel& c);
+
+// How many messages' worth of bytes the busiest link of a host carries in such a step,
+// when k messages leave it (or arrive at it), at most `busiest_rank` of them at one rank
+// of its `ranks`, over `inter_links` links. With fewer links than ranks, ceil(k / links)
+// (a host's ranks spread over its links); with at least one link per rank, each rank
+// stripes its messages over the links / ranks it owns, so a fraction where it owns several.
+double InterLinkLoad(int k, int busiest_rank, int ranks, double inter_links);
 
 // The same for a step in which every rank r with partner[r] >= 0 sends to it.
 double StepUs(const Topology& t, const std::vector<int>& partner, double bytes, const CostModel& c);

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sched/planner.h"
@@ -213,6 +214,32 @@ TEST(PlannerWeighsAll, InterLinksParse) {
   EXPECT_FALSE(CostModel::Parse("inter_links=1.5").ok());
   EXPECT_FALSE(CostModel::Parse("inter_links=100000").ok());
   EXPECT_EQ(CostModel().ToString().find("links"), std::string::npos);
+}
+
+// A host's busiest link: with fewer links than ranks, its messages spread over the links;
+// with a link or more per rank, each rank stripes its own messages over the links it owns
+// (p5.48xlarge: 32 NICs, 8 GPUs, 4 NICs each), as the simulator's rail policy does.
+TEST(PlannerWeighsAll, InterLinkLoadStripesOverTheLinksARankOwns) {
+  EXPECT_EQ(InterLinkLoad(0, 0, 8, 32), 0);
+  EXPECT_EQ(InterLinkLoad(1, 1, 1, 1), 1);
+  EXPECT_EQ(InterLinkLoad(8, 1, 8, 4), 2);  // p4d: 8 ranks over 4 NICs
+  EXPECT_EQ(InterLinkLoad(3, 1, 8, 4), 1);
+  EXPECT_EQ(InterLinkLoad(2, 1, 2, 2), 1);      // a link each
+  EXPECT_EQ(InterLinkLoad(2, 2, 2, 2), 2);      // both from one rank: its own link only
+  EXPECT_EQ(InterLinkLoad(8, 1, 8, 32), 0.25);  // p5: a message over 4 NICs
+  EXPECT_EQ(InterLinkLoad(16, 2, 8, 32), 0.5);
+  EXPECT_EQ(InterLinkLoad(1, 1, 8, 32), 0.25);  // one rank of 8 still owns only 4
+  EXPECT_EQ(InterLinkLoad(8, 1, 8, 33), 0.25);  // 33 / 8: 4 whole links each
+
+  // In a step: 2 hosts x 8 ranks, rank r sends 1 MB to r + 8 (a rail step), at 100 Gbit/s
+  // (12500 B/us) per link and 32 links per host: a quarter of one link's time each.
+  const Topology t = Topology::Contiguous({8, 8});
+  const CostModel c = CostModel::Parse("inter_alpha_us=15,inter_gbps=100,inter_links=32").value();
+  std::vector<std::pair<int, int>> rail;
+  for (int r = 0; r < 8; ++r) rail.emplace_back(r, r + 8);
+  EXPECT_NEAR(MessagesUs(t, rail, 1e6, c), 15 + 0.25 * 1e6 / 12500, 1e-9);
+  rail.emplace_back(0, 9);  // rank 0 sends two: its 4 links carry both
+  EXPECT_NEAR(MessagesUs(t, rail, 1e6, c), 15 + 0.5 * 1e6 / 12500 + 2, 1e-9);
 }
 
 // Many-to-one steps cost the root host's incoming link: on 2 x 2 a linear gather to rank 0
