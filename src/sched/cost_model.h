@@ -10,10 +10,10 @@
 // at once over one link cost alpha + k·n / bandwidth, over L links alpha + ceil(k/L)·n /
 // bandwidth; where a host has at least one link per rank, each rank stripes its messages
 // over the L / ranks links it owns (InterLinkLoad). Local copies and reductions are not
-// costed. A step of
-// a schedule lasts as long as its slowest message; a pipelined chain (the ring and
-// hierarchical broadcasts) costs its first segment's way down the chain plus one
-// slowest hop per further segment. Pure functions, no state: safe from any thread.
+// costed. A step of a schedule lasts as long as its slowest message; a pipelined chain
+// (the ring and hierarchical broadcasts) costs its first segment's way down the chain
+// plus one slowest hop per further segment. Pure functions, no state: safe from any
+// thread.
 #pragma once
 
 #include <cstddef>
