@@ -41,5 +41,45 @@ class TestDistBackendWithSpawn(TestDistBackend, DistributedTest._DistTestBase):
         self._spawn_processes()
 
 
+# Tests the suite gates on gloo's literal name when its module is imported (a skip mark
+# with one of GATE_REASONS), for what weft offers as gloo does: coalesced allreduce,
+# object collectives, DDP's no_sync, Work.get_future, batched send/recv with tags. They
+# run on weft too. expected_skips.txt names the gated tests that stay skipped, and why.
+UNGATED = (
+    "test_all_reduce_coalesced_full_group_max",
+    "test_all_reduce_coalesced_full_group_min",
+    "test_all_reduce_coalesced_full_group_product",
+    "test_all_reduce_coalesced_full_group_sum",
+    "test_all_reduce_coalesced_max",
+    "test_all_reduce_coalesced_min",
+    "test_all_reduce_coalesced_product",
+    "test_all_reduce_coalesced_sum",
+    "test_grads_same_across_ranks_with_no_sync",
+    "test_scatter_object_list",
+    "test_all_gather_object_default_pg",
+    "test_all_gather_object_subgroup",
+    "test_get_future",
+    "test_batch_isend_irecv_gloo",
+    "test_batch_isend_irecv_gloo_tags",
+)
+GATE_REASONS = (
+    "Test requires backend weft to be one of",
+    "get_future is only supported on mpi, nccl and gloo",
+    "GLOO Batch Send Recv CPU",
+)
+
+
+def _lift_name_gates():
+    for name in UNGATED:
+        method = getattr(TestDistBackendWithSpawn, name)
+        # Only the name gate is lifted: a test skipped for any other reason stays skipped.
+        if getattr(method, "__unittest_skip_why__", "").startswith(GATE_REASONS):
+            method.__unittest_skip__ = False
+
+
+if os.environ["BACKEND"] == "weft":
+    _lift_name_gates()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests())
