@@ -29,21 +29,24 @@ double MessagesUs(const Topology& t, const std::vector<std::pair<int, int>>& mes
   const int hosts = t.NumHosts();
   const size_t n = t.host_of.size();
   std::vector<int> leaving(hosts, 0), arriving(hosts, 0), ranks(hosts, 0);
+  // busiest_rank[h]: the most messages between hosts one rank of h sends or receives.
+  std::vector<int> busiest_rank(hosts, 0);
   std::vector<int> sends(n, 0), recvs(n, 0), sends_out(n, 0), recvs_in(n, 0);
   for (int h : t.host_of) ++ranks[h];
   bool intra = false, inter = false;
   for (const auto& [from, to] : messages) {
     ++sends[from];
     ++recvs[to];
-    if (t.host_of[from] == t.host_of[to]) {
+    const int hf = t.host_of[from], ht = t.host_of[to];
+    if (hf == ht) {
       intra = true;
-    } else {
-      inter = true;
-      ++leaving[t.host_of[from]];
-      ++arriving[t.host_of[to]];
-      ++sends_out[from];
-      ++recvs_in[to];
+      continue;
     }
+    inter = true;
+    ++leaving[hf];
+    ++arriving[ht];
+    busiest_rank[hf] = std::max(busiest_rank[hf], ++sends_out[from]);
+    busiest_rank[ht] = std::max(busiest_rank[ht], ++recvs_in[to]);
   }
   int extra = 0;  // messages beyond one send and one receive at the busiest rank
   for (size_t r = 0; r < n; ++r) {
@@ -53,11 +56,6 @@ double MessagesUs(const Topology& t, const std::vector<std::pair<int, int>>& mes
   double us = 0;
   if (intra) us = c.intra_alpha_us + bytes / (c.intra_gbps * 125.0);
   if (inter) {
-    std::vector<int> busiest_rank(hosts, 0);  // most messages one rank sends or receives
-    for (size_t r = 0; r < n; ++r) {
-      int& b = busiest_rank[t.host_of[r]];
-      b = std::max({b, sends_out[r], recvs_in[r]});
-    }
     double load = 0;
     for (int h = 0; h < hosts; ++h) {
       load = std::max(load, InterLinkLoad(std::max(leaving[h], arriving[h]), busiest_rank[h],
