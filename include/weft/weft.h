@@ -272,6 +272,20 @@ WEFT_API weftResult_t weftWait(weftRequest_t request);
  * otherwise *done = 0 and weftSuccess. */
 WEFT_API weftResult_t weftTest(weftRequest_t request, int* done);
 
+/* --- Group calls (NCCL's ncclGroupStart/End) ----------------------------------------
+ * Between weftGroupStart and weftGroupEnd on one thread, the blocking collectives, sends
+ * and receives (on any communicators) are issued and return at once, and weftGroupEnd
+ * returns when all of them have completed. So a rank can post sends and receives in any
+ * order without deadlocking on a peer that does the same; they progress together. Their
+ * buffers are the library's until weftGroupEnd returns. Groups nest: only the outermost
+ * weftGroupEnd waits. A call that cannot be issued (a bad argument, a failed
+ * communicator) returns its error at once; one that fails later is reported by
+ * weftGroupEnd (the first such error, for weftGetLastError on its communicator and on
+ * NULL), after it has waited for the others. The weftI* and stream calls behave as
+ * outside a group. weftGroupEnd without weftGroupStart: weftInvalidUsage. */
+WEFT_API weftResult_t weftGroupStart(void);
+WEFT_API weftResult_t weftGroupEnd(void);
+
 /* --- CUDA streams (docs/GPU.md) ----------------------------------------------------
  * NCCL semantics: buffers may be CUDA device memory; the call returns once the operation
  * is ordered on `stream` (work queued on the stream afterwards waits for it) and runs in
@@ -316,6 +330,41 @@ WEFT_API weftResult_t weftSendStream(const void* sendbuff, size_t count,
                                      weftStream_t stream);
 WEFT_API weftResult_t weftRecvStream(void* recvbuff, size_t count, weftDataType_t datatype,
                                      int peer, weftComm_t comm, weftStream_t stream);
+
+/* --- Tagged point-to-point -------------------------------------------------------
+ * As weftSend, weftRecv, weftISend, weftIRecv, weftSendStream and weftRecvStream (which
+ * send and expect tag 0), with a tag that the send carries and the receive names. weft
+ * takes the messages between two ranks in the order they were sent, as NCCL does: the
+ * tag is checked, not searched for. A receive whose tag is not that of the next message
+ * from its peer fails the communicator with weftInvalidUsage on both ranks, naming both
+ * tags, instead of delivering the wrong message. Any int is a tag. */
+WEFT_API weftResult_t weftSendTagged(const void* sendbuff, size_t count, weftDataType_t datatype,
+                                     int peer, int tag, weftComm_t comm);
+WEFT_API weftResult_t weftRecvTagged(void* recvbuff, size_t count, weftDataType_t datatype,
+                                     int peer, int tag, weftComm_t comm);
+WEFT_API weftResult_t weftISendTagged(const void* sendbuff, size_t count, weftDataType_t datatype,
+                                      int peer, int tag, weftComm_t comm, weftRequest_t* request);
+WEFT_API weftResult_t weftIRecvTagged(void* recvbuff, size_t count, weftDataType_t datatype,
+                                      int peer, int tag, weftComm_t comm, weftRequest_t* request);
+WEFT_API weftResult_t weftSendStreamTagged(const void* sendbuff, size_t count,
+                                           weftDataType_t datatype, int peer, int tag,
+                                           weftComm_t comm, weftStream_t stream);
+WEFT_API weftResult_t weftRecvStreamTagged(void* recvbuff, size_t count, weftDataType_t datatype,
+                                           int peer, int tag, weftComm_t comm, weftStream_t stream);
+
+/* --- Receives from any source ------------------------------------------------------
+ * As weftRecvTagged / weftIRecvTagged, from whichever peer's next message to this rank
+ * arrives first; *source is set to that peer when the call completes (weftRecvAny
+ * returns, weftWait or weftTest report it done). Each peer's messages are still taken in
+ * the order sent, and a receive posted after one from any source waits until it has
+ * chosen its peer (a message it could take is its own first, as in MPI). Host buffers
+ * only, and links that can look at a message before taking it: shm, and tcp with one
+ * rail (otherwise weftInvalidArgument, naming the link). The tag is checked as
+ * weftRecvTagged checks it (0: untagged sends). */
+WEFT_API weftResult_t weftRecvAny(void* recvbuff, size_t count, weftDataType_t datatype, int tag,
+                                  int* source, weftComm_t comm);
+WEFT_API weftResult_t weftIRecvAny(void* recvbuff, size_t count, weftDataType_t datatype, int tag,
+                                   int* source, weftComm_t comm, weftRequest_t* request);
 
 /* weftSuccess while the communicator is healthy; otherwise the error that failed it
  * (its message via weftGetLastError). Never blocks. */

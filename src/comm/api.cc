@@ -1,5 +1,6 @@
-// The C API: argument plumbing between weft.h and the communicator, and the mapping
-// from Status codes to weftResult_t. Nothing here throws or aborts.
+// The C API: communicators, collectives, requests and errors, with the plumbing the
+// other api*.cc files share (api_internal.h): point-to-point is in api_p2p.cc, group
+// calls in api_group.cc. Nothing here throws or aborts.
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -10,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "comm/api_internal.h"
+#include "comm/call_group.h"
 #include "comm/communicator.h"
 #include "comm/init.h"
 #include "comm/registry.h"
@@ -18,19 +21,7 @@
 #include "transport/shm/shared_buffer.h"
 #include "weft/weft.h"
 
-struct weftComm {
-  // Shared with the requests, so that one completed after weftCommAbort (which frees the
-  // handle and what the communicator owns) can still report its error.
-  std::shared_ptr<weft::comm::Communicator> impl;
-  std::atomic<int> calls{0};  // API calls inside this handle (weftCommAbort waits for them)
-};
-
-struct weftRequest {
-  std::shared_ptr<weft::comm::Request> impl;
-  std::shared_ptr<weft::comm::Communicator> comm;
-};
-
-namespace {
+namespace weft::comm::api {
 
 using weft::Code;
 using weft::Status;
@@ -38,7 +29,7 @@ using weft::comm::Call;
 using weft::comm::CallKind;
 using weft::sched::Collective;
 
-thread_local std::string t_last_error;  // for calls without a communicator
+thread_local std::string t_last_error;
 thread_local std::string t_comm_error;  // stable storage for weftGetLastError(comm)
 
 weftResult_t ToResult(const Status& st) {
@@ -96,6 +87,13 @@ weftResult_t NoComm() {
 weftResult_t Blocking(weftComm_t comm, const Call& call) {
   if (comm == nullptr) return NoComm();
   InCall in(comm);
+  CallGroup& group = CallGroup::ThisThread();
+  if (group.open()) {  // inside weftGroupStart/End: issued now, waited for at the end
+    auto request = comm->impl->Submit(call);
+    if (!request.ok()) return Report(comm, request.status());
+    group.Defer(comm->impl, std::move(request).value());
+    return weftSuccess;
+  }
   return Report(comm, comm->impl->Run(call));
 }
 
@@ -124,12 +122,14 @@ Call Collective(Collective coll, const void* send, void* recv, size_t count, wef
 }
 
 Call PointToPoint(CallKind kind, const void* send, void* recv, size_t count, weftDataType_t dt,
-                  int peer) {
+                  int peer, int tag) {
   return weft::comm::MakePointToPoint(kind, send, recv, count, static_cast<weft::DataType>(dt),
-                                      peer);
+                                      peer, tag);
 }
 
-}  // namespace
+}  // namespace weft::comm::api
+
+using namespace weft::comm::api;  // NOLINT(build/namespaces): the C functions' plumbing
 
 extern "C" {
 
@@ -371,12 +371,6 @@ weftResult_t weftScatter(const void* s, void* r, size_t n, weftDataType_t dt, in
 weftResult_t weftBarrier(weftComm_t comm) {
   return Blocking(comm, Collective(Collective::kBarrier, nullptr, nullptr, 0, weftUint8, weftSum, 0));
 }
-weftResult_t weftSend(const void* s, size_t n, weftDataType_t dt, int peer, weftComm_t comm) {
-  return Blocking(comm, PointToPoint(CallKind::kSend, s, nullptr, n, dt, peer));
-}
-weftResult_t weftRecv(void* r, size_t n, weftDataType_t dt, int peer, weftComm_t comm) {
-  return Blocking(comm, PointToPoint(CallKind::kRecv, nullptr, r, n, dt, peer));
-}
 
 weftResult_t weftIAllReduce(const void* s, void* r, size_t n, weftDataType_t dt, weftRedOp_t op,
                             weftComm_t comm, weftRequest_t* req) {
@@ -414,14 +408,6 @@ weftResult_t weftIBarrier(weftComm_t comm, weftRequest_t* req) {
   return NonBlocking(
       comm, Collective(Collective::kBarrier, nullptr, nullptr, 0, weftUint8, weftSum, 0), req);
 }
-weftResult_t weftISend(const void* s, size_t n, weftDataType_t dt, int peer, weftComm_t comm,
-                       weftRequest_t* req) {
-  return NonBlocking(comm, PointToPoint(CallKind::kSend, s, nullptr, n, dt, peer), req);
-}
-weftResult_t weftIRecv(void* r, size_t n, weftDataType_t dt, int peer, weftComm_t comm,
-                       weftRequest_t* req) {
-  return NonBlocking(comm, PointToPoint(CallKind::kRecv, nullptr, r, n, dt, peer), req);
-}
 
 weftResult_t weftAllReduceStream(const void* s, void* r, size_t n, weftDataType_t dt,
                                  weftRedOp_t op, weftComm_t comm, weftStream_t st) {
@@ -458,14 +444,6 @@ weftResult_t weftScatterStream(const void* s, void* r, size_t n, weftDataType_t 
 weftResult_t weftBarrierStream(weftComm_t comm, weftStream_t st) {
   return OnStream(
       comm, Collective(Collective::kBarrier, nullptr, nullptr, 0, weftUint8, weftSum, 0), st);
-}
-weftResult_t weftSendStream(const void* s, size_t n, weftDataType_t dt, int peer,
-                            weftComm_t comm, weftStream_t st) {
-  return OnStream(comm, PointToPoint(CallKind::kSend, s, nullptr, n, dt, peer), st);
-}
-weftResult_t weftRecvStream(void* r, size_t n, weftDataType_t dt, int peer, weftComm_t comm,
-                            weftStream_t st) {
-  return OnStream(comm, PointToPoint(CallKind::kRecv, nullptr, r, n, dt, peer), st);
 }
 
 weftResult_t weftCommGetAsyncError(weftComm_t comm, weftResult_t* asyncError) {

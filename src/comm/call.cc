@@ -52,6 +52,11 @@ Status ValidateCall(const Call& call, int rank, int size) {
     return bad(fmt::format("count {} is too large", call.count));
 
   if (call.kind != CallKind::kCollective) {
+    if (call.kind == CallKind::kRecv && call.peer == kAnySource) {
+      if (call.source == nullptr) return bad("source is NULL");
+      if (call.count > 0 && call.recv == nullptr) return bad("buffer is NULL");
+      return Status::Ok();
+    }
     if (call.peer < 0 || call.peer >= size)
       return bad(fmt::format("peer {} is out of range [0, {})", call.peer, size));
     if (call.peer == rank) return bad("sending to or receiving from oneself is not supported");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "core/status.h"
@@ -10,6 +11,9 @@
 #include "sched/schedule.h"
 
 namespace weft::comm {
+
+// The peer of a receive from any source (weftRecvAny).
+inline constexpr int kAnySource = -2;
 
 enum class CallKind { kCollective, kSend, kRecv };
 
@@ -23,12 +27,23 @@ struct Call {
   RedOp op = RedOp::kSum;
   int root = 0;   // rooted collectives
   int peer = -1;  // send / recv
+  // send / recv: the caller's tag, carried in the message's header (WireHeader::step) and
+  // checked by the receiver; the bits of the caller's int.
+  uint32_t tag = 0;
+  // recv from kAnySource (weftRecvAny): where the peer it took the message from is
+  // written before the call completes.
+  int* source = nullptr;
   // Bounds each wait of the call, counted from when it starts running: the
   // communicator's timeout when the call was issued (weftCommSetTimeout), stamped by
   // Communicator::Run, Submit and RunOnStream. 0 (the library's own calls, built with
   // the functions below): the communicator's timeout when the call runs.
   double timeout_s = 0;
 };
+
+// A receive from whichever peer sends first (weftRecvAny).
+inline bool IsAnySource(const Call& call) {
+  return call.kind == CallKind::kRecv && call.peer == kAnySource;
+}
 
 // The bound of `call`'s waits: its own timeout, or `fallback` (the communicator's) for a
 // call that carries none.
@@ -51,8 +66,9 @@ inline Call MakeCollective(sched::Collective coll, const void* send, void* recv,
   return c;
 }
 inline Call MakePointToPoint(CallKind kind, const void* send, void* recv, size_t count,
-                             DataType dtype, int peer) {
+                             DataType dtype, int peer, int tag = 0) {
   Call c;
+  c.tag = static_cast<uint32_t>(tag);
   c.kind = kind;
   c.send = send;
   c.recv = recv;

@@ -118,7 +118,7 @@ class CallQueue {
 
   // The submitting thread's only (the worker never reads them).
   uint64_t coll_seq_ = 0;
-  std::vector<uint64_t> send_seq_, recv_seq_;
+  std::vector<uint64_t> send_seq_;  // receives are numbered as they start (P2PEngine)
 
   std::atomic<bool> idle_{true};  // written under mu_
   Mutex mu_;

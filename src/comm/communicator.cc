@@ -12,6 +12,20 @@
 namespace weft::comm {
 using sched::Collective;
 
+namespace {
+
+// A receive from any source is matched by the worker's engine, among messages that come
+// to host memory: not into device buffers, not ordered on a stream.
+Status RefuseAnySourceOnDevice(const Call& call, int rank) {
+  if (!IsAnySource(call)) return Status::Ok();
+  return InvalidArgument(fmt::format(
+      "rank {}: recv from any source: only into host memory and without a stream (name the "
+      "peer to receive into device memory)",
+      rank));
+}
+
+}  // namespace
+
 Communicator::Communicator(int rank, int size, uint64_t id, const CommConfig& config,
                            std::unique_ptr<transport::Mesh> mesh, sched::Planner planner,
                            std::shared_ptr<const sched::Topology> topology, Bootstrap bootstrap)
@@ -104,6 +118,11 @@ DevicePath::Host Communicator::DeviceHost(const std::vector<std::string>& ids) {
 
 Status Communicator::Run(const Call& issued) {
   const Call call = Stamped(issued);
+  if (IsAnySource(call)) {
+    // Only the worker's engine chooses the peer: through the queue, and waited for.
+    WEFT_ASSIGN_OR_RETURN(std::shared_ptr<Request> request, Submit(issued));
+    return request->Wait(calls_.WaitDeadline(1));
+  }
   if (calls_.idle() && !aborting_.load(std::memory_order_relaxed) &&
       !DeviceCalls::HasDeviceBuffer(call)) {
     // Nothing queued and the worker idle, and only this thread could change that: run
@@ -130,6 +149,7 @@ Result<std::shared_ptr<Request>> Communicator::Submit(const Call& issued) {
   const Call call = Stamped(issued);
   WEFT_RETURN_IF_ERROR(ValidateCall(call, rank_, size_));
   if (DeviceCalls::HasDeviceBuffer(call)) {
+    WEFT_RETURN_IF_ERROR(RefuseAnySourceOnDevice(call, rank_));
     WEFT_ASSIGN_OR_RETURN(std::shared_ptr<Request> request, EnqueueOnStream(call, nullptr));
     if (device_.synchronous())  // see RunOnStream
       (void)request->Wait(calls_.WaitDeadline(1));
@@ -142,6 +162,7 @@ Status Communicator::RunOnStream(const Call& issued, void* stream) {
   const Call call = Stamped(issued);
   WEFT_RETURN_IF_ERROR(ValidateCall(call, rank_, size_));
   if (stream == nullptr && !DeviceCalls::HasDeviceBuffer(call)) return Run(call);
+  WEFT_RETURN_IF_ERROR(RefuseAnySourceOnDevice(call, rank_));
   Status failed = AsyncError();
   if (!failed.ok()) return RefusedAfterFailure(rank_, call, failed);
   WEFT_ASSIGN_OR_RETURN(std::shared_ptr<Request> request, EnqueueOnStream(call, stream));
@@ -186,9 +207,9 @@ void Communicator::StartPointToPoint(Task task) {
   Deadline deadline = Deadline::AfterSeconds(TimeoutOf(c));
   size_t bytes = c.count * DataTypeSize(c.dtype);
   if (c.kind == CallKind::kSend)
-    p2p_->PostSend(c.peer, task.seq, c.dtype, c.send, bytes, deadline, done);
+    p2p_->PostSend(c.peer, task.seq, c.tag, c.dtype, c.send, bytes, deadline, done);
   else
-    p2p_->PostRecv(c.peer, task.seq, c.dtype, c.recv, bytes, deadline, done);
+    p2p_->PostRecv(c.peer, c.tag, c.dtype, c.recv, bytes, deadline, done, c.source);
 }
 
 void Communicator::ProgressPointToPoint() {
@@ -287,6 +308,9 @@ void Communicator::Abort() {
 }
 
 Status Communicator::Execute(const Call& call, uint64_t seq, uint16_t kind) {
+  // Receives are numbered as they start, by the engine (exec/p2p_engine.h). Run sends a
+  // receive from any source to the engine, never here.
+  if (call.kind == CallKind::kRecv) seq = p2p_->TakeRecvSeq(call.peer);
   const char* name = CallName(call);
   const char* op = kind == transport::kDeviceSync  ? "device-sync"
                    : kind == transport::kCallCheck ? "call-check"
@@ -310,6 +334,7 @@ Status Communicator::ExecutePointToPoint(const Call& call, const char* what, uin
   ctx.op = RedOp::kSum;
   ctx.kind = transport::kPointToPoint;
   ctx.seq = seq;
+  ctx.tag = call.tag;
   ctx.deadline = LazyDeadline::AfterSeconds(TimeoutOf(call));
   ctx.what = what;
   ctx.abort = &aborting_;

@@ -149,11 +149,11 @@ void DeviceCalls::StartPointToPoint(Task task, const Status& failure) {
     return;
   }
   if (c.kind == CallKind::kSend) {
-    p2p_->PostSend(c.peer, task.seq, c.dtype, staging->data(), bytes, deadline,
+    p2p_->PostSend(c.peer, task.seq, c.tag, c.dtype, staging->data(), bytes, deadline,
                    [finish, staging](Status s) { finish(std::move(s)); });
   } else {
     void* dst = c.recv;
-    p2p_->PostRecv(c.peer, task.seq, c.dtype, staging->data(), bytes, deadline,
+    p2p_->PostRecv(c.peer, c.tag, c.dtype, staging->data(), bytes, deadline,
                    [finish, staging, dev, dst, bytes, deadline](Status s) {
                      if (s.ok()) s = dev->CopyFromHost(dst, staging->data(), bytes, deadline);
                      finish(std::move(s));

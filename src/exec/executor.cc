@@ -303,7 +303,8 @@ transport::WireHeader Executor::Header(int step, size_t count) const {
   transport::WireHeader h;
   h.kind = ctx_->kind;
   h.seq = ctx_->seq;
-  h.step = static_cast<uint32_t>(step);
+  // A point-to-point call is one message (step 0), whose step field carries its tag.
+  h.step = ctx_->kind == transport::kPointToPoint ? ctx_->tag : static_cast<uint32_t>(step);
   h.dtype_op = transport::PackDtypeOp(static_cast<uint32_t>(ctx_->dtype),
                                       static_cast<uint32_t>(ctx_->op), ctx_->root);
   h.bytes = count * esize_;

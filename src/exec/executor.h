@@ -30,6 +30,8 @@ struct ExecContext {
   int root = -1;           // rooted collectives; -1 otherwise (WireHeader root tag)
   uint16_t kind = 0;       // WireHeader::kind
   uint64_t seq = 0;        // WireHeader::seq
+  // Point-to-point calls (one message): the caller's tag, sent in WireHeader::step.
+  uint32_t tag = 0;
   // The call's timeout (WEFT_TIMEOUT, weftConfig_t, weftCommSetTimeout), from the first wait.
   LazyDeadline deadline = LazyDeadline::Never();
   const char* what = "";                          // "allreduce", for error messages

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "core/status.h"
 #include "transport/wire.h"
@@ -85,6 +86,15 @@ class Link {
 
   // True while posted ops are not yet done.
   virtual bool Busy() const = 0;
+
+  // A receive from any source (exec/p2p_engine.h) looks at each peer's next message
+  // before it chooses one. CanPeek: this link can show it. PeekHeader: the header of the
+  // next message from the peer, left in place, once it has arrived while no receive is
+  // posted here; nullopt until then, or while a receive is posted. Errors as Progress()
+  // (the peer closed or died, sent garbage or an abort frame); the link is unusable
+  // afterwards.
+  virtual bool CanPeek() const { return false; }
+  virtual Result<std::optional<WireHeader>> PeekHeader() { return std::optional<WireHeader>(); }
 
   // A file descriptor the executor may poll(2) while waiting (POLLIN; POLLOUT when
   // WantsWrite()), or -1 if this link must be polled by calling Progress().

@@ -51,6 +51,9 @@ const char* MismatchCause(const WireHeader& got, const WireHeader& expect) {
   if (got.kind != expect.kind) return "the ranks called different collectives";
   if (got.seq != expect.seq)
     return "the ranks are at different calls (one skipped or repeated a collective)";
+  if (got.kind == kPointToPoint && got.step != expect.step)
+    return "the receive names another tag than the next message's (weft takes the messages "
+           "between two ranks in the order they were sent)";
   if (DtypeAndOp(got.dtype_op) != DtypeAndOp(expect.dtype_op))
     return "the ranks passed different data types or reduction operators";
   if (RootTag(got.dtype_op) != RootTag(expect.dtype_op)) return "the ranks passed different roots";
@@ -92,6 +95,10 @@ Status PeerFailed(int self, int peer, const std::string& via, std::string_view t
 }
 
 std::string Describe(const WireHeader& h) {
+  if (h.kind == kPointToPoint) {  // one message per call; step carries the caller's tag
+    return fmt::format("p2p seq {} tag {} {} {} bytes", h.seq, static_cast<int32_t>(h.step),
+                       DtypeOpName(h.dtype_op), h.bytes);
+  }
   return fmt::format("{} seq {} step {} {} {} bytes", KindName(h.kind), h.seq, h.step,
                      DtypeOpName(h.dtype_op), h.bytes);
 }

@@ -33,7 +33,7 @@ struct WireHeader {
   uint16_t version = kWireVersion;
   uint16_t kind = 0;     // sched::Collective or kPointToPoint
   uint64_t seq = 0;      // per-communicator call number (p2p: per-peer counter)
-  uint32_t step = 0;     // message index within the call between this pair
+  uint32_t step = 0;     // message index within the call between this pair (p2p: the tag)
   uint32_t dtype_op = 0; // root tag << 16 | dtype << 8 | redop (PackDtypeOp)
   uint64_t bytes = 0;    // payload length that follows the header
 };
@@ -69,7 +69,8 @@ std::string AbortText(const Status& cause);
 // Unavailable, naming the peer and quoting its cause.
 Status PeerFailed(int self, int peer, const std::string& via, std::string_view text);
 
-// "allreduce seq 7 step 3 float32/sum 4096 bytes", "reduce seq 2 step 0 int32/max root 3 8 bytes"
+// "allreduce seq 7 step 3 float32/sum 4096 bytes", "reduce seq 2 step 0 int32/max root 3 8 bytes",
+// "p2p seq 4 tag -1 uint8/sum 64 bytes"
 std::string Describe(const WireHeader& h);
 
 // Checks a header that `self` received from `peer` against the one its RecvOp expects.

@@ -278,6 +278,29 @@ Status ShmLink::PeerClosedError() const {
       fmt::format("rank {} lost connection to rank {} (shm): peer closed", self_, peer_));
 }
 
+Result<std::optional<WireHeader>> ShmLink::PeekHeader() {
+  if (!failed_.ok()) return failed_;
+  if (!inbound_.recvs.empty() || inbound_.header_off != 0) return std::optional<WireHeader>();
+  while (true) {
+    const Ring::SlotKind kind = in_.PeekSlot();
+    if (kind == Ring::SlotKind::kRewind) {
+      in_.ConsumeSlot(kind, 0);
+      continue;
+    }
+    if (kind == Ring::SlotKind::kNone) {
+      // Closed is stored after the peer's last write (see CheckPeer): nothing more comes.
+      if (segment_->peer_info().closed.load(std::memory_order_acquire) != 0) {
+        failed_ = PeerClosedError();
+        return failed_;
+      }
+      return std::optional<WireHeader>();
+    }
+    WireHeader h;
+    in_.CopyFromSlot(&h, sizeof(h));
+    return std::optional<WireHeader>(h);
+  }
+}
+
 Status ShmLink::CheckPeer() {
   const SideInfo& peer = segment_->peer_info();
   // Closed is stored after the peer's last write (release), so once it is seen, the

@@ -53,6 +53,8 @@ class ShmLink final : public Link {
     return bytes > kWholeMessageBytes && !SingleCopy(bytes);
   }
   const char* Name() const override { return "shm"; }
+  bool CanPeek() const override { return true; }
+  Result<std::optional<WireHeader>> PeekHeader() override;
   void Shutdown() override {
     segment_->MarkClosed();
     RingPeer();

@@ -46,6 +46,8 @@ class TcpLink final : public Link {
   // True while a posted receive waits for bytes (RailLink polls a rail for POLLIN only
   // then, so data queued for a later receive does not wake it).
   bool WantsRead() const override { return !inbound_.recvs.empty(); }
+  bool CanPeek() const override { return true; }
+  Result<std::optional<WireHeader>> PeekHeader() override;
   const char* Name() const override { return "tcp"; }
 
  private:

@@ -91,7 +91,7 @@ TEST(P2PEngineTest, FailAllLeavesNoLinkArmedSoTheMeshMayGoFirst) {
   int value = 0;
   Status result;
   int completions = 0;
-  engine->PostRecv(1, /*seq=*/1, DataType::kInt32, &value, sizeof(value),
+  engine->PostRecv(1, /*tag=*/0, DataType::kInt32, &value, sizeof(value),
                    Deadline::AfterSeconds(20), [&](Status s) {
                      result = s;
                      ++completions;

@@ -17,7 +17,10 @@ TEST(WireTest, DescribeNamesEveryKind) {
   for (uint16_t k = 0; k < 9; ++k)
     EXPECT_EQ(Describe(Header(k, 1, 0, 8)).rfind(names[k], 0), 0u) << k;
   EXPECT_EQ(Describe(Header(kPointToPoint, 3, 0, 0, PackDtypeOp(0, 0))),
-            "p2p seq 3 step 0 int8/sum 0 bytes");
+            "p2p seq 3 tag 0 int8/sum 0 bytes");
+  // A p2p message's step field is its tag, shown as the caller's int.
+  EXPECT_EQ(Describe(Header(kPointToPoint, 3, 0xffffffffu, 0, PackDtypeOp(0, 0))),
+            "p2p seq 3 tag -1 int8/sum 0 bytes");
   EXPECT_EQ(Describe(Header(0, 7, 3, 4096)), "allreduce seq 7 step 3 float32/sum 4096 bytes");
   EXPECT_EQ(Describe(Header(2, 1, 0, 2, PackDtypeOp(7, 3))),
             "broadcast seq 1 step 0 bfloat16/max 2 bytes");
@@ -78,6 +81,13 @@ TEST(WireTest, MismatchNamesBothHeadersAndTheCause) {
       HasSubstr("different data types"));
   EXPECT_THAT(CheckHeader(Header(0, 7, 2, 4000), Header(0, 7, 2, 4096), 1, 3).message(),
               HasSubstr("different counts"));
+  // A tagged receive that meets another tag: the tag is the cause, even when the sizes
+  // differ too (the receive expected a later message).
+  Status tag = CheckHeader(Header(kPointToPoint, 4, 7, 64), Header(kPointToPoint, 4, 9, 128), 1, 3);
+  EXPECT_EQ(tag.code(), Code::kInvalidUsage);
+  EXPECT_THAT(tag.message(), HasSubstr("expected p2p seq 4 tag 9 float32/sum 128 bytes"));
+  EXPECT_THAT(tag.message(), HasSubstr("sent p2p seq 4 tag 7 float32/sum 64 bytes"));
+  EXPECT_THAT(tag.message(), HasSubstr("another tag than the next message's"));
   EXPECT_THAT(CheckHeader(Header(0, 7, 3, 4096), Header(0, 7, 2, 4096), 1, 3).message(),
               HasSubstr("different schedules"));
   // Rooted collectives carry root + 1 in the top 16 bits of dtype_op.
