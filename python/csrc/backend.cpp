@@ -630,8 +630,9 @@ WorkPtr WeftBackend::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::
 }
 
 // --- point to point and barrier ------------------------------------------------------
-// weft matches messages between two ranks in the order they were sent; torch's `tag` is
-// not carried (see docs/TORCH.md).
+// weft takes the messages between two ranks in the order they were sent. torch's `tag`
+// travels with each message and the receive checks it: a receive whose tag is not the
+// next message's fails (both tags named) rather than taking the wrong tensor.
 
 WorkPtr WeftBackend::send(std::vector<at::Tensor>& tensors, int dst_rank, int tag) {
   const at::Tensor& t = Single(tensors, "send");
@@ -639,9 +640,9 @@ WorkPtr WeftBackend::send(std::vector<at::Tensor>& tensors, int dst_rank, int ta
   at::Tensor buf = ContiguousBuffer(t, false, unused);
   auto issue = [&](Issuer& is) {
     is([&](weftRequest_t* r) {
-      return weftISend(buf.data_ptr(), Bytes(buf), weftUint8, dst_rank, comm_, r);
+      return weftISendTagged(buf.data_ptr(), Bytes(buf), weftUint8, dst_rank, tag, comm_, r);
     }, [&](weftStream_t s) {
-      return weftSendStream(StreamPtr(buf), Bytes(buf), weftUint8, dst_rank, comm_, s);
+      return weftSendStreamTagged(StreamPtr(buf), Bytes(buf), weftUint8, dst_rank, tag, comm_, s);
     });
   };
   return Launch(OpType::SEND, "send", c10d::kUnsetTimeout, t.device(), tensors, issue, nullptr,
@@ -654,13 +655,33 @@ WorkPtr WeftBackend::recv(std::vector<at::Tensor>& tensors, int src_rank, int ta
   at::Tensor buf = ContiguousBuffer(t, true, copy_backs);
   auto issue = [&](Issuer& is) {
     is([&](weftRequest_t* r) {
-      return weftIRecv(buf.data_ptr(), Bytes(buf), weftUint8, src_rank, comm_, r);
+      return weftIRecvTagged(buf.data_ptr(), Bytes(buf), weftUint8, src_rank, tag, comm_, r);
     }, [&](weftStream_t s) {
-      return weftRecvStream(StreamPtr(buf), Bytes(buf), weftUint8, src_rank, comm_, s);
+      return weftRecvStreamTagged(StreamPtr(buf), Bytes(buf), weftUint8, src_rank, tag, comm_, s);
     });
   };
   return Launch(OpType::RECV, "recv", c10d::kUnsetTimeout, t.device(), tensors, issue,
                 CopyBackFn(std::move(copy_backs)), {buf}, /*point_to_point=*/true);
+}
+
+WorkPtr WeftBackend::recvAnysource(std::vector<at::Tensor>& tensors, int tag) {
+  const at::Tensor& t = Single(tensors, "recvAnysource");
+  TORCH_CHECK(!t.is_cuda(), "weft recvAnysource: weft receives from any source into host "
+              "memory only; name the source for a CUDA tensor");
+  CopyBacks copy_backs;
+  at::Tensor buf = ContiguousBuffer(t, true, copy_backs);
+  auto source = std::make_shared<int>(-1);  // written by weft before the Work completes
+  auto issue = [&](Issuer& is) {
+    is([&](weftRequest_t* r) {
+      return weftIRecvAny(buf.data_ptr(), Bytes(buf), weftUint8, tag, source.get(), comm_, r);
+    }, nullptr);
+  };
+  WorkPtr work = Launch(OpType::RECVANYSOURCE, "recvAnysource", c10d::kUnsetTimeout, t.device(),
+                        tensors, issue, CopyBackFn(std::move(copy_backs)), {buf},
+                        /*point_to_point=*/true);
+  // Launch made a WeftWork (CPU); the caller reads the source only after it completes.
+  static_cast<WeftWork*>(work.get())->SetSource(std::move(source));
+  return work;
 }
 
 // A host barrier for CPU and CUDA alike (torch hands in no tensors): weft runs it after

@@ -46,6 +46,10 @@ class WeftBackend : public c10d::Backend {
   // (bounded, about 100 ms) and the peers' calls fail naming this rank. The group is
   // unusable afterwards.
   void abort() override;
+  // The error that failed the group (weftCommGetAsyncError): TIMEOUT, REMOTE_ERROR (a
+  // peer failed or left), COMM_ERROR (anything else, an abort included); SUCCESS while
+  // it works, and after a normal shutdown.
+  c10d::ErrorType getError() override;
   // torch's ProcessGroup._set_default_timeout / Backend::setTimeout: the timeout of the
   // operations issued from now on that carry none of their own (an options struct's
   // `timeout` wins for its operation). Each operation keeps the timeout it was issued
@@ -118,6 +122,10 @@ class WeftBackend : public c10d::Backend {
                                       int tag) override;
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src_rank,
                                       int tag) override;
+  // dist.recv / irecv without a source: weftIRecvAny (CPU tensors), the Work's
+  // sourceRank() the peer it came from.
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors,
+                                               int tag) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 
  private:
@@ -198,6 +206,7 @@ class WeftBackend : public c10d::Backend {
   uint64_t default_timeout_ms_ = 0;
   uint64_t comm_timeout_ms_ = 0;  // the one comm_ has now (issue_mu_)
   weftComm_t comm_ = nullptr;
+  bool aborted_ = false;  // abort() ran (issue_mu_)
   std::mutex issue_mu_;  // weft: one thread at a time per communicator
   std::unique_ptr<Completer> completer_;
   uint64_t seq_ = 0;  // collectives issued (getSequenceNumberForGroup)

@@ -8,7 +8,8 @@
 namespace weft_torch {
 
 // "weft <what> failed: <weft's detailed message> (<result name>)". The detailed message
-// names the rank, the operation and the cause, so it is what a user needs to see.
+// names the rank, the operation and the cause, so it is what a user needs to see. A
+// timeout's starts "Timed out - ", as gloo's does.
 std::string DescribeFailure(const char* what, weftResult_t result, weftComm_t comm);
 
 // Throws torch's DistBackendError (torch.distributed.DistBackendError in Python, a

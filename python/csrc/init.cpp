@@ -116,6 +116,20 @@ void WeftBackend::abort() {
   std::lock_guard<std::mutex> lock(issue_mu_);
   if (completer_) completer_->Abort();
   comm_ = nullptr;  // freed by weftCommAbort; shutdown only drains the completer now
+  aborted_ = true;
+}
+
+c10d::ErrorType WeftBackend::getError() {
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  if (comm_ == nullptr) return aborted_ ? c10d::ErrorType::COMM_ERROR : c10d::ErrorType::SUCCESS;
+  weftResult_t failed = weftSuccess;
+  Check(weftCommGetAsyncError(comm_, &failed), "getError (weftCommGetAsyncError)", comm_);
+  switch (failed) {
+    case weftSuccess: return c10d::ErrorType::SUCCESS;
+    case weftTimeout: return c10d::ErrorType::TIMEOUT;
+    case weftRemoteError: return c10d::ErrorType::REMOTE_ERROR;
+    default: return c10d::ErrorType::COMM_ERROR;
+  }
 }
 
 c10::intrusive_ptr<c10d::Backend> WeftBackend::split(const c10::intrusive_ptr<c10d::Store>& store,

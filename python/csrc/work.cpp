@@ -13,6 +13,14 @@ c10::intrusive_ptr<c10::ivalue::Future> WeftWork::getFuture() { return future_; 
 
 std::vector<at::Tensor> WeftWork::result() { return outputs_; }
 
+int WeftWork::sourceRank() const {
+  if (!source_) return c10d::Work::sourceRank();
+  // Complete() ran after weft wrote it; wait() (or the Future) orders this read after both.
+  TORCH_CHECK(*source_ >= 0, "weft recvAnysource: the source is known once the receive has "
+              "completed (wait() for it first)");
+  return *source_;
+}
+
 void WeftWork::abort() {
   if (abort_group_) abort_group_();
 }

@@ -11,6 +11,7 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 namespace weft_torch {
@@ -41,7 +42,14 @@ class WeftWork : public c10d::Work {
   // reference that keeps the group alive).
   void SetAbortGroup(std::function<void()> abort_group) { abort_group_ = std::move(abort_group); }
 
+  // A receive from any source: `source` is where weft writes the sender (before the
+  // operation completes), and sourceRank() reads it once the Work has been waited for.
+  // Other Works keep torch's sourceRank(), which refuses.
+  void SetSource(std::shared_ptr<const int> source) { source_ = std::move(source); }
+  int sourceRank() const override;
+
  private:
+  std::shared_ptr<const int> source_;
   std::function<void()> abort_group_;
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;

@@ -302,6 +302,44 @@ def add_p2p_and_sync_cases():
             dist.send(got * 2, 0, group=WEFT)
     case("send_recv/blocking_pair", blocking_pair)
 
+    def tags():
+        # torch's tag travels with the message: two tags of different sizes, posted in
+        # the order they are sent (weft checks a receive's tag, it does not search).
+        nxt, prv = (RANK + 1) % WORLD, (RANK - 1) % WORLD
+        a, b = data(RANK, "tag_a", (17,), torch.float32), data(RANK, "tag_b", (40,), torch.int64)
+        got_a, got_b = torch.zeros(17), torch.zeros(40, dtype=torch.int64)
+        reqs = [dist.isend(a, nxt, group=WEFT, tag=5), dist.isend(b, nxt, group=WEFT, tag=-2),
+                dist.irecv(got_a, prv, group=WEFT, tag=5), dist.irecv(got_b, prv, group=WEFT, tag=-2)]
+        for q in reqs:
+            q.wait()
+        same(got_a, data(prv, "tag_a", (17,), torch.float32), "recv tag 5")
+        same(got_b, data(prv, "tag_b", (40,), torch.int64), "recv tag -2")
+    case("send_recv/tags", tags)
+
+    def any_source():
+        # dist.recv without src (recvAnysource): rank 0 takes every other rank's message,
+        # each holding its sender's rank, in whatever order they arrive.
+        if RANK == 0:
+            senders = []
+            for i in range(WORLD - 1):
+                got = torch.full((25,), -1.0)
+                if i % 2 == 0:
+                    src = dist.recv(got, group=WEFT)
+                else:
+                    work = dist.irecv(got, group=WEFT)
+                    work.wait()
+                    src = work._source_rank()
+                same(got, torch.full((25,), float(src)), f"recv from any source ({src})")
+                senders.append(src)
+            if sorted(senders) != list(range(1, WORLD)):
+                raise AssertionError(f"senders {senders}, expected each of 1..{WORLD - 1} once")
+        else:
+            dist.send(torch.full((25,), float(RANK)), 0, group=WEFT)
+        # A receive from any source takes whichever message comes next: no rank may send
+        # rank 0 the next case's message before it has taken these.
+        dist.barrier(group=WEFT)
+    case("send_recv/any_source", any_source)
+
     def batch():
         nxt, prv = (RANK + 1) % WORLD, (RANK - 1) % WORLD
         x = data(RANK, "batch", (33,), torch.float32)

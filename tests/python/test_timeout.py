@@ -21,6 +21,11 @@ def test_timeout_bounds_a_wait_no_peer_ends(mode):
     assert code == 0, f"rank 0 exited {code}:\n{out}"
     assert "rank 0: RAISED" in out, out
     assert "timed out" in out, out
+    # gloo's words, which torch's own timeout tests match (" (Timed out|closed|timeout) ")
+    assert re.search(r"failed: Timed out - ", out), out
+    # torch's Backend.get_error(): weft's failed state, read back (weftCommGetAsyncError)
+    assert "rank 0: ERROR-BEFORE ErrorType.SUCCESS" in out, out
+    assert "rank 0: ERROR-AFTER ErrorType.TIMEOUT" in out, out
     assert 'communicator "weft:' in out, out  # the group's name names weft's communicator
     waited = float(re.search(r"rank 0: WAITED ([0-9.]+)", out).group(1))
     assert expected - 0.5 <= waited < expected + 5.0, f"waited {waited} s:\n{out}"

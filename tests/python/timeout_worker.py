@@ -32,6 +32,8 @@ if rank == 1:
 else:
     if MODE == "set":
         dist.set_timeout(timedelta(seconds=2))
+    backend = dist.group.WORLD._get_backend(torch.device("cpu"))
+    print(f"rank 0: ERROR-BEFORE {backend.get_error()}", flush=True)
     start = time.monotonic()
     try:
         if MODE == "op":
@@ -45,6 +47,7 @@ else:
     except Exception as e:  # noqa: BLE001 - the error is what the test checks
         print(f"rank 0: RAISED {type(e).__name__}: {e}", flush=True)
     print(f"rank 0: WAITED {time.monotonic() - start:.2f}", flush=True)
+    print(f"rank 0: ERROR-AFTER {backend.get_error()}", flush=True)
     store.set("rank0-done", "1")
 dist.destroy_process_group()
 print(f"rank {rank}: DESTROYED", flush=True)

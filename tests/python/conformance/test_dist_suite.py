@@ -22,8 +22,8 @@ import weft.torch  # noqa: E402,F401  (registers the backend in every rank)
 # claim what no run has shown). "plugin" makes the suite's availability check accept a
 # backend it does not know by name.
 WEFT_FEATURES = ("ddp", "subgroup", "plugin")
-# Collectives weft does not offer (the suite skips their tests with this reason).
-WEFT_UNSUPPORTED = ("sendrecv anysource",)
+# Collectives weft does not offer (the suite skips their tests with this reason): none.
+WEFT_UNSUPPORTED = ()
 
 for feature in WEFT_FEATURES:
     DistTestCases.backend_feature[feature].add("weft")
@@ -43,8 +43,8 @@ class TestDistBackendWithSpawn(TestDistBackend, DistributedTest._DistTestBase):
 
 # Tests the suite gates on gloo's literal name when its module is imported (a skip mark
 # with one of GATE_REASONS), for what weft offers as gloo does: coalesced allreduce,
-# object collectives, DDP's no_sync, Work.get_future, batched send/recv with tags. They
-# run on weft too. expected_skips.txt names the gated tests that stay skipped, and why.
+# object collectives, DDP's no_sync, Work.get_future, batched send/recv with tags,
+# barrier timeouts. They run on weft too. expected_skips.txt names the gated tests that stay skipped, and why.
 UNGATED = (
     "test_all_reduce_coalesced_full_group_max",
     "test_all_reduce_coalesced_full_group_min",
@@ -61,11 +61,15 @@ UNGATED = (
     "test_get_future",
     "test_batch_isend_irecv_gloo",
     "test_batch_isend_irecv_gloo_tags",
+    "test_barrier_timeout_global",
+    "test_barrier_timeout_group",
+    "test_barrier_timeout_full_group",
 )
 GATE_REASONS = (
     "Test requires backend weft to be one of",
     "get_future is only supported on mpi, nccl and gloo",
     "GLOO Batch Send Recv CPU",
+    "Only gloo backend supports timeouts",
 )
 
 
