@@ -82,20 +82,30 @@ Status P2PEngine::AnySourceRefusal() const {
 
 Result<int> P2PEngine::ChooseSource() {
   const int n = mesh_->size();
+  bool any_open = false;
   for (int i = 0; i < n; ++i) {
     const int peer = (next_source_ + i) % n;
     if (peer == mesh_->rank()) continue;
     transport::Link* link = mesh_->link(peer);
     auto next = link->PeekHeader();
-    if (!next.ok()) {
+    if (!next.ok()) {  // a peer that failed fails this rank too, with its cause
       return next.status().WithContext(
           fmt::format("rank {}: receive from any source ({} link to rank {})", mesh_->rank(),
                       link->Name(), peer));
     }
+    // A peer that is done (closed its end) sends nothing more; another may still send.
+    if (next.value().closed) continue;
+    any_open = true;
     // A peer whose next message belongs to a collective is not sending to this rank now.
-    if (!next.value() || next.value()->kind != transport::kPointToPoint) continue;
+    const std::optional<transport::WireHeader>& header = next.value().header;
+    if (!header || header->kind != transport::kPointToPoint) continue;
     next_source_ = (peer + 1) % n;  // the next choice starts after this peer: no starving
     return peer;
+  }
+  if (!any_open) {
+    return Unavailable(fmt::format(
+        "rank {}: receive from any source: every peer has closed its end, so no message can come",
+        mesh_->rank()));
   }
   return -1;
 }

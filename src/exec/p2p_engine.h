@@ -41,7 +41,8 @@ class P2PEngine {
   // Posts a receive from `peer`, or from kAnySource: then the first peer whose next
   // message is a send arrived here (looked at without taking it, Link::PeekHeader), and
   // *source is set to it before `done` runs. A receive from any source needs a link to
-  // every peer that can look ahead (tcp, shm); otherwise `done` gets InvalidArgument.
+  // every peer that can look ahead (tcp, shm); otherwise `done` gets InvalidArgument,
+  // at once (from here).
   void PostRecv(int peer, uint32_t tag, DataType dtype, void* data, size_t bytes,
                 const Deadline& deadline, Done done, int* source = nullptr);
   // The number of the next receive from `peer`, for a receive run outside the engine
@@ -88,7 +89,8 @@ class P2PEngine {
   // Posts the waiting receives that may go now. Returns whether any did.
   Result<bool> AdmitWaiting();
   // The peer whose next message, arrived here, a receive from any source takes; -1 while
-  // none has come.
+  // none has come. Peers that closed their end are passed over; Unavailable once every
+  // peer has, and a failed peer's error as it is.
   Result<int> ChooseSource();
   // Why a receive from any source cannot run here, or Ok.
   Status AnySourceRefusal() const;

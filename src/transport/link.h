@@ -90,11 +90,16 @@ class Link {
   // A receive from any source (exec/p2p_engine.h) looks at each peer's next message
   // before it chooses one. CanPeek: this link can show it. PeekHeader: the header of the
   // next message from the peer, left in place, once it has arrived while no receive is
-  // posted here; nullopt until then, or while a receive is posted. Errors as Progress()
-  // (the peer closed or died, sent garbage or an abort frame); the link is unusable
-  // afterwards.
+  // posted here (none until then, or while a receive is posted); or that the peer has
+  // closed its end with nothing left to read, as a rank does that is done and destroys
+  // its communicator. Errors as Progress() (a peer that failed: its abort frame or
+  // cause, garbage, a reset connection); the link is unusable afterwards.
+  struct Peeked {
+    std::optional<WireHeader> header;
+    bool closed = false;
+  };
   virtual bool CanPeek() const { return false; }
-  virtual Result<std::optional<WireHeader>> PeekHeader() { return std::optional<WireHeader>(); }
+  virtual Result<Peeked> PeekHeader() { return Peeked{}; }
 
   // A file descriptor the executor may poll(2) while waiting (POLLIN; POLLOUT when
   // WantsWrite()), or -1 if this link must be polled by calling Progress().

@@ -278,9 +278,9 @@ Status ShmLink::PeerClosedError() const {
       fmt::format("rank {} lost connection to rank {} (shm): peer closed", self_, peer_));
 }
 
-Result<std::optional<WireHeader>> ShmLink::PeekHeader() {
+Result<Link::Peeked> ShmLink::PeekHeader() {
   if (!failed_.ok()) return failed_;
-  if (!inbound_.recvs.empty() || inbound_.header_off != 0) return std::optional<WireHeader>();
+  if (!inbound_.recvs.empty() || inbound_.header_off != 0) return Peeked{};
   while (true) {
     const Ring::SlotKind kind = in_.PeekSlot();
     if (kind == Ring::SlotKind::kRewind) {
@@ -289,15 +289,16 @@ Result<std::optional<WireHeader>> ShmLink::PeekHeader() {
     }
     if (kind == Ring::SlotKind::kNone) {
       // Closed is stored after the peer's last write (see CheckPeer): nothing more comes.
-      if (segment_->peer_info().closed.load(std::memory_order_acquire) != 0) {
-        failed_ = PeerClosedError();
-        return failed_;
-      }
-      return std::optional<WireHeader>();
+      // With a cause the peer failed; without one it is done.
+      const SideInfo& peer = segment_->peer_info();
+      if (peer.closed.load(std::memory_order_acquire) == 0) return Peeked{};
+      if (peer.abort_bytes == 0) return Peeked{std::nullopt, true};
+      failed_ = PeerClosedError();
+      return failed_;
     }
     WireHeader h;
     in_.CopyFromSlot(&h, sizeof(h));
-    return std::optional<WireHeader>(h);
+    return Peeked{h, false};
   }
 }
 

@@ -54,7 +54,7 @@ class ShmLink final : public Link {
   }
   const char* Name() const override { return "shm"; }
   bool CanPeek() const override { return true; }
-  Result<std::optional<WireHeader>> PeekHeader() override;
+  Result<Peeked> PeekHeader() override;
   void Shutdown() override {
     segment_->MarkClosed();
     RingPeer();

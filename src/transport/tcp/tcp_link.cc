@@ -166,25 +166,26 @@ Result<bool> TcpLink::ProgressRecvs() {
   return moved;
 }
 
-Result<std::optional<WireHeader>> TcpLink::PeekHeader() {
+Result<Link::Peeked> TcpLink::PeekHeader() {
   if (!failed_.ok()) return failed_;
-  if (!inbound_.recvs.empty() || inbound_.header_off != 0) return std::optional<WireHeader>();
+  if (!inbound_.recvs.empty() || inbound_.header_off != 0) return Peeked{};
   WireHeader h;
   ssize_t r;
   do {
     r = ::recv(fd_.get(), &h, kHdr, MSG_DONTWAIT | MSG_PEEK);
   } while (r < 0 && errno == EINTR);
-  if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return std::optional<WireHeader>();
-  if (r <= 0) {
-    failed_ = ConnectionError(r == 0 ? 0 : errno, false);
+  if (r == 0) return Peeked{std::nullopt, true};  // end of stream at a message boundary
+  if (r < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return Peeked{};
+    failed_ = ConnectionError(errno, false);
     return failed_;
   }
-  if (static_cast<uint64_t>(r) < kHdr) return std::optional<WireHeader>();  // more to come
+  if (static_cast<uint64_t>(r) < kHdr) return Peeked{};  // the rest is on its way
   if (IsAbortFrame(h)) {  // the peer failed: take the frame and report its cause
     failed_ = PeerCauseOr(ConnectionError(0, false));
     return failed_;
   }
-  return std::optional<WireHeader>(h);
+  return Peeked{h, false};
 }
 
 Result<bool> TcpLink::ReadAbortText() {

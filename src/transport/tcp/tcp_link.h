@@ -47,7 +47,7 @@ class TcpLink final : public Link {
   // then, so data queued for a later receive does not wake it).
   bool WantsRead() const override { return !inbound_.recvs.empty(); }
   bool CanPeek() const override { return true; }
-  Result<std::optional<WireHeader>> PeekHeader() override;
+  Result<Peeked> PeekHeader() override;
   const char* Name() const override { return "tcp"; }
 
  private:
