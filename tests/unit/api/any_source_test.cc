@@ -4,7 +4,6 @@
 // chosen; and every wait is bounded, with a clear error where it cannot run.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -121,7 +120,7 @@ TEST_P(AnySourceTest, APeerThatIsDoneIsPassedOver) {
 TEST_P(AnySourceTest, TheTagIsChecked) {
   ScopedEnv transport("WEFT_TRANSPORT", GetParam());
   ScopedEnv timeout("WEFT_TIMEOUT", "30");
-  std::atomic<int> returned{0};
+  ReturnTogether together(2);
   RunRanks(2, [&](int rank, weftComm_t comm) {
     int32_t v = 5;
     if (rank == 1) {
@@ -133,10 +132,7 @@ TEST_P(AnySourceTest, TheTagIsChecked) {
       EXPECT_NE(error.find("expected p2p seq 0 tag 4"), std::string::npos) << error;
       EXPECT_NE(error.find("sent p2p seq 0 tag 3"), std::string::npos) << error;
     }
-    ++returned;  // neither leaves before the other has returned
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(40);
-    while (returned.load() < 2 && std::chrono::steady_clock::now() < until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    together.Arrive();
   });
 }
 
@@ -145,7 +141,7 @@ TEST_P(AnySourceTest, WaitsAreBounded) {
   // leaves (destroys its communicator): a receive that can only wait for it ends at once.
   ScopedEnv transport("WEFT_TRANSPORT", GetParam());
   ScopedEnv timeout("WEFT_TIMEOUT", "1");
-  std::atomic<int> returned{0};
+  ReturnTogether together(2);
   RunRanks(2, [&](int rank, weftComm_t comm) {
     if (rank == 0) {
       int32_t v = 0;
@@ -157,10 +153,7 @@ TEST_P(AnySourceTest, WaitsAreBounded) {
                 std::string::npos)
           << weftGetLastError(comm);
     }
-    ++returned;
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (returned.load() < 2 && std::chrono::steady_clock::now() < until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    together.Arrive();
   });
   ScopedEnv longer("WEFT_TIMEOUT", "30");
   RunRanks(2, [&](int rank, weftComm_t comm) {

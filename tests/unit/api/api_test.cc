@@ -356,7 +356,7 @@ TEST_P(TransportTest, OneRanksErrorReachesEveryRankPromptly) {
   // the shutdown can tell them.
   ScopedEnv transport("WEFT_TRANSPORT", GetParam());
   ScopedEnv timeout("WEFT_TIMEOUT", "30");
-  std::atomic<int> returned{0};
+  ReturnTogether together(3);
   RunRanks(3, [&](int rank, weftComm_t comm) {
     std::vector<float> buf(rank == 0 ? 64 : 128, 1.0f);
     auto start = std::chrono::steady_clock::now();
@@ -365,10 +365,7 @@ TEST_P(TransportTest, OneRanksErrorReachesEveryRankPromptly) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_NE(res, weftSuccess) << "rank " << rank;
     EXPECT_LT(secs, 10.0) << "rank " << rank << ": " << weftGetLastError(comm);
-    ++returned;
-    auto wait_until = std::chrono::steady_clock::now() + std::chrono::seconds(40);
-    while (returned.load() < 3 && std::chrono::steady_clock::now() < wait_until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    together.Arrive();
   });
 }
 
@@ -377,7 +374,7 @@ TEST_P(TransportTest, EveryRankSeesTheOriginalCause) {
   // not just "peer closed": the failing rank sends its cause before shutting its links.
   ScopedEnv transport("WEFT_TRANSPORT", GetParam());
   ScopedEnv timeout("WEFT_TIMEOUT", "30");
-  std::atomic<int> returned{0};
+  ReturnTogether together(3);
   RunRanks(3, [&](int rank, weftComm_t comm) {
     std::vector<float> buf(rank == 0 ? 64 : 128, 1.0f);
     weftResult_t res =
@@ -386,10 +383,7 @@ TEST_P(TransportTest, EveryRankSeesTheOriginalCause) {
     std::string error = weftGetLastError(comm);
     EXPECT_NE(error.find("different counts"), std::string::npos) << "rank " << rank << ": "
                                                                  << error;
-    ++returned;
-    auto wait_until = std::chrono::steady_clock::now() + std::chrono::seconds(40);
-    while (returned.load() < 3 && std::chrono::steady_clock::now() < wait_until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    together.Arrive();
   });
 }
 

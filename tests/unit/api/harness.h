@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
+#include <chrono>
 #include <functional>
 #include <string>
 #include <thread>
@@ -30,6 +32,25 @@ class ScopedEnv {
  private:
   std::string name_, old_;
   bool had_ = false;
+};
+
+// For tests in which ranks fail: Arrive() marks this rank as returned from its calls and
+// waits (at most 40 s) until all `n` have. No rank destroys its communicator (which shuts
+// its links) while another still waits on it, so only the failure under test can reach
+// the others.
+class ReturnTogether {
+ public:
+  explicit ReturnTogether(int n) : n_(n) {}
+  void Arrive() {
+    ++returned_;
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+    while (returned_.load() < n_ && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+
+ private:
+  const int n_;
+  std::atomic<int> returned_{0};
 };
 
 // Runs `body(rank, comm)` on `n` threads with a connected communicator each, then

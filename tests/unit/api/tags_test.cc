@@ -4,10 +4,7 @@
 // fails on both ranks with both tags named, instead of taking the wrong message.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "harness.h"
@@ -65,7 +62,7 @@ TEST_P(TagsTest, AReceiveNamingAnotherTagFailsOnBothRanks) {
   // check it would take tag 1's data as tag 2's.
   ScopedEnv transport("WEFT_TRANSPORT", GetParam());
   ScopedEnv timeout("WEFT_TIMEOUT", "30");
-  std::atomic<int> returned{0};
+  ReturnTogether together(2);
   RunRanks(2, [&](int rank, weftComm_t comm) {
     std::vector<float> a(32, 1.0f), b(32, 2.0f), got(32, -1.0f);
     if (rank == 0) {
@@ -86,12 +83,7 @@ TEST_P(TagsTest, AReceiveNamingAnotherTagFailsOnBothRanks) {
       EXPECT_NE(error.find("another tag than the next message's"), std::string::npos) << error;
       for (float x : got) EXPECT_EQ(x, -1.0f) << "the wrong message's data was delivered";
     }
-    // Neither rank destroys its communicator before both have returned (the harness
-    // does), so only the failure itself can reach the other.
-    ++returned;
-    auto wait_until = std::chrono::steady_clock::now() + std::chrono::seconds(40);
-    while (returned.load() < 2 && std::chrono::steady_clock::now() < wait_until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    together.Arrive();
   });
 }
 
