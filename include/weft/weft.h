@@ -274,15 +274,20 @@ WEFT_API weftResult_t weftTest(weftRequest_t request, int* done);
 
 /* --- Group calls (NCCL's ncclGroupStart/End) ----------------------------------------
  * Between weftGroupStart and weftGroupEnd on one thread, the blocking collectives, sends
- * and receives (on any communicators) are issued and return at once, and weftGroupEnd
- * returns when all of them have completed. So a rank can post sends and receives in any
- * order without deadlocking on a peer that does the same; they progress together. Their
- * buffers are the library's until weftGroupEnd returns. Groups nest: only the outermost
- * weftGroupEnd waits. A call that cannot be issued (a bad argument, a failed
- * communicator) returns its error at once; one that fails later is reported by
- * weftGroupEnd (the first such error, for weftGetLastError on its communicator and on
- * NULL), after it has waited for the others. The weftI* and stream calls behave as
- * outside a group. weftGroupEnd without weftGroupStart: weftInvalidUsage. */
+ * and receives and the stream calls (on any communicators) are checked and return at
+ * once; the outermost weftGroupEnd issues them, in the order they were made, and returns
+ * when all of them have completed. So a rank can post sends and receives in any order
+ * without deadlocking on a peer that does the same; they progress together. Their
+ * buffers are the library's until weftGroupEnd returns. Groups nest. A call with a bad
+ * argument returns its error at once; one that fails later is reported by weftGroupEnd
+ * (the first such error, for weftGetLastError on its communicator and on NULL), after it
+ * has waited for the others.
+ * On a stream, as in NCCL, a group's calls are put on the stream by weftGroupEnd (work
+ * queued on the stream before that runs before them) and share one place there: the
+ * stream waits once for all of them, so that sends and receives between two ranks that
+ * both send first complete. With WEFT_CUDA_STREAM_WAIT=memop weftGroupEnd returns once
+ * they are ordered on their streams. The weftI* calls are issued at once, inside a group
+ * or not. weftGroupEnd without weftGroupStart: weftInvalidUsage. */
 WEFT_API weftResult_t weftGroupStart(void);
 WEFT_API weftResult_t weftGroupEnd(void);
 

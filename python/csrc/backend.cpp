@@ -136,14 +136,27 @@ WorkPtr WeftBackend::LaunchOnStream(OpType type, const char* name, Timeout timeo
     // A stream call that fails has failed the communicator (weft), so the calls before
     // it cannot complete either: report it here, as NCCL does for a failed enqueue.
     if (!issuer.error.empty()) ThrowBackendError(issuer.error);
+    keep_alive.insert(keep_alive.end(), outputs.begin(), outputs.end());
+    if (!point_to_point) ++seq_;
+    if (coalescing_) {
+      // weftGroupEnd puts the stream calls on the stream at endCoalescing: what
+      // follows them waits until then.
+      work = PendingCudaWork(rank_, type, std::move(outputs), device);
+      work->SetAbortGroup(AbortGroupFn());
+      coalesced_.push_back(work);
+      coalesced_after_.push_back([on_success = std::move(on_success),
+                                  keep_alive = std::move(keep_alive), device, work] {
+        if (on_success) on_success();
+        RecordOnCurrentStream(keep_alive, device);
+        CompleteCudaWork(*work);
+      });
+      return;
+    }
     // Copy-backs are queued on the same stream, after weft's calls.
     if (on_success) on_success();
-    keep_alive.insert(keep_alive.end(), outputs.begin(), outputs.end());
     RecordOnCurrentStream(keep_alive, device);
     work = CompletedCudaWork(rank_, type, std::move(outputs), device);
     work->SetAbortGroup(AbortGroupFn());
-    if (!point_to_point) ++seq_;
-    if (coalescing_) coalesced_.push_back(work);
   });
   return work;
 }

@@ -56,8 +56,11 @@ class WeftBackend : public c10d::Backend {
   // with (weftCommSetTimeout). Wins over WEFT_TIMEOUT: it is an explicit request.
   void setTimeout(std::chrono::milliseconds timeout) override;
 
-  // Coalescing (torch's _coalescing_manager, batch_isend_irecv): the ops issued in
-  // between run as they are issued (weft's calls are non-blocking already); the Work of
+  // Coalescing (torch's _coalescing_manager, batch_isend_irecv): a weft group call
+  // (weftGroupStart/End) from startCoalescing to endCoalescing, on the calling thread.
+  // CPU ops run as they are issued (weft's calls are non-blocking already); CUDA ops'
+  // stream calls are issued together by weftGroupEnd and share one place on the stream,
+  // so that sends and receives between ranks that both send first complete. The Work of
   // endCoalescing completes when all of them have, failing with the first error.
   bool supportsCoalescing() const override { return true; }
 
@@ -213,6 +216,9 @@ class WeftBackend : public c10d::Backend {
   bool coalescing_ = false;  // between startCoalescing and endCoalescing (issue_mu_)
   std::vector<c10::intrusive_ptr<WeftWork>> coalesced_;  // their Works (issue_mu_)
   std::optional<c10::Device> coalesced_device_;  // the first one's device (issue_mu_)
+  // CUDA members of the batch: what follows their stream calls (copy-backs, the
+  // allocator's stream records, the end event), done once weftGroupEnd has issued them.
+  std::vector<std::function<void()>> coalesced_after_;  // (issue_mu_)
 };
 
 // `name`: the weft communicator's name ("" for none), as WeftBackend's.

@@ -64,15 +64,25 @@ void RecordOnCurrentStream(const std::vector<at::Tensor>& tensors, c10::Device d
   }
 }
 
+c10::intrusive_ptr<WeftWork> PendingCudaWork(int rank, c10d::OpType type,
+                                             std::vector<at::Tensor> outputs, c10::Device device) {
+  return c10::make_intrusive<CudaWork>(rank, type, std::move(outputs), device);
+}
+
+void CompleteCudaWork(WeftWork& work) {
+  auto& cuda = static_cast<CudaWork&>(work);
+  cuda.RecordEnd();
+  // The Future records its own event on the current stream, which is the one the
+  // operation was queued on: callbacks (DDP's) and value() are ordered after it.
+  cuda.Complete(nullptr);
+}
+
 c10::intrusive_ptr<WeftWork> CompletedCudaWork(int rank, c10d::OpType type,
                                                std::vector<at::Tensor> outputs,
                                                c10::Device device) {
   c10::cuda::CUDAGuard guard(device);
-  auto work = c10::make_intrusive<CudaWork>(rank, type, std::move(outputs), device);
-  work->RecordEnd();
-  // The Future records its own event on the current stream, which is the one the
-  // operation was queued on: callbacks (DDP's) and value() are ordered after it.
-  work->Complete(nullptr);
+  auto work = PendingCudaWork(rank, type, std::move(outputs), device);
+  CompleteCudaWork(*work);
   return work;
 }
 
@@ -103,6 +113,13 @@ const char* CudaMissingReason() {
 void OnCurrentStream(c10::Device, const std::function<void(weftStream_t)>&) { NoCuda(); }
 
 void RecordOnCurrentStream(const std::vector<at::Tensor>&, c10::Device) { NoCuda(); }
+
+c10::intrusive_ptr<WeftWork> PendingCudaWork(int, c10d::OpType, std::vector<at::Tensor>,
+                                             c10::Device) {
+  NoCuda();
+}
+
+void CompleteCudaWork(WeftWork&) { NoCuda(); }
 
 c10::intrusive_ptr<WeftWork> CompletedCudaWork(int, c10d::OpType, std::vector<at::Tensor>,
                                                c10::Device) {

@@ -36,6 +36,14 @@ void OnCurrentStream(c10::Device device, const std::function<void(weftStream_t)>
 // so their memory is not handed out again before the work queued there has finished.
 void RecordOnCurrentStream(const std::vector<at::Tensor>& tensors, c10::Device device);
 
+// A Work for an operation queued on `device`'s current stream, not yet completed: its
+// end event is recorded by CompleteCudaWork (a coalesced batch's members, whose stream
+// calls weftGroupEnd issues at endCoalescing).
+c10::intrusive_ptr<WeftWork> PendingCudaWork(int rank, c10d::OpType type,
+                                             std::vector<at::Tensor> outputs, c10::Device device);
+// Records the end event of a PendingCudaWork on the current stream and completes it.
+void CompleteCudaWork(WeftWork& work);
+
 // A completed Work for an operation just queued on `device`'s current stream: records the
 // end event there and marks the Future completed with `outputs` (from this thread).
 c10::intrusive_ptr<WeftWork> CompletedCudaWork(int rank, c10d::OpType type,

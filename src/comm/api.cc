@@ -84,16 +84,22 @@ weftResult_t NoComm() {
   return weftInvalidArgument;
 }
 
+namespace {
+
+// Inside weftGroupStart/End: checked now, issued and waited for at the end.
+weftResult_t Grouped(weftComm_t comm, const Call& call, weftStream_t stream) {
+  auto checked = comm->impl->CheckForGroup(call);
+  if (!checked.ok()) return Report(comm, checked.status());
+  CallGroup::ThisThread().Defer(comm->impl, checked.value(), stream);
+  return weftSuccess;
+}
+
+}  // namespace
+
 weftResult_t Blocking(weftComm_t comm, const Call& call) {
   if (comm == nullptr) return NoComm();
   InCall in(comm);
-  CallGroup& group = CallGroup::ThisThread();
-  if (group.open()) {  // inside weftGroupStart/End: issued now, waited for at the end
-    auto request = comm->impl->Submit(call);
-    if (!request.ok()) return Report(comm, request.status());
-    group.Defer(comm->impl, std::move(request).value());
-    return weftSuccess;
-  }
+  if (CallGroup::ThisThread().open()) return Grouped(comm, call, nullptr);
   return Report(comm, comm->impl->Run(call));
 }
 
@@ -112,6 +118,7 @@ weftResult_t NonBlocking(weftComm_t comm, const Call& call, weftRequest_t* reque
 weftResult_t OnStream(weftComm_t comm, const Call& call, weftStream_t stream) {
   if (comm == nullptr) return NoComm();
   InCall in(comm);
+  if (CallGroup::ThisThread().open()) return Grouped(comm, call, stream);
   return Report(comm, comm->impl->RunOnStream(call, stream));
 }
 

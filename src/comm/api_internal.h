@@ -36,9 +36,10 @@ weftResult_t ToResult(const Status& st);
 weftResult_t Report(weftComm_t comm, const Status& st);
 weftResult_t NoComm();
 
-// A call's three ways in. Blocking: runs it and returns its result (inside
-// weftGroupStart/End: issues it and returns, comm/call_group.h). NonBlocking: issues it
-// and sets *request. OnStream: orders it on `stream` (docs/GPU.md).
+// A call's three ways in. Blocking: runs it and returns its result. NonBlocking: issues
+// it and sets *request. OnStream: orders it on `stream` (docs/GPU.md). Inside
+// weftGroupStart/End, Blocking and OnStream check the call and return; the group's end
+// issues it (comm/call_group.h).
 weftResult_t Blocking(weftComm_t comm, const Call& call);
 weftResult_t NonBlocking(weftComm_t comm, const Call& call, weftRequest_t* request);
 weftResult_t OnStream(weftComm_t comm, const Call& call, weftStream_t stream);

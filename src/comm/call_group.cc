@@ -1,5 +1,10 @@
 #include "comm/call_group.h"
 
+#include <map>
+#include <utility>
+
+#include "comm/device_calls.h"
+#include "comm/request.h"
 #include "core/deadline.h"
 
 namespace weft::comm {
@@ -9,8 +14,8 @@ CallGroup& CallGroup::ThisThread() {
   return group;
 }
 
-void CallGroup::Defer(std::shared_ptr<Communicator> comm, std::shared_ptr<Request> request) {
-  deferred_.push_back({std::move(comm), std::move(request)});
+void CallGroup::Defer(std::shared_ptr<Communicator> comm, const Call& call, void* stream) {
+  deferred_.push_back({std::move(comm), call, stream});
 }
 
 CallGroup::Failure CallGroup::End() {
@@ -21,11 +26,28 @@ CallGroup::Failure CallGroup::End() {
   std::vector<Deferred> calls;
   calls.swap(deferred_);
   Failure first;
-  for (Deferred& d : calls) {
+  auto note = [&first](Status st, const std::shared_ptr<Communicator>& comm) {
+    if (!st.ok() && first.status.ok()) first = {std::move(st), comm};
+  };
+  std::vector<std::pair<std::shared_ptr<Communicator>, std::shared_ptr<Request>>> issued;
+  {
+    // One share per communicator and stream; destroyed (letting the streams go) once
+    // every call is issued, so that none of them can release a stream early.
+    std::map<std::pair<const Communicator*, void*>, StreamShare> shares;
+    for (Deferred& d : calls) {
+      StreamShare& share = shares[{d.comm.get(), d.stream}];
+      auto request = d.comm->IssueInGroup(d.call, d.stream, &share);
+      if (!request.ok()) {
+        note(request.status(), d.comm);
+      } else if (request.value() != nullptr) {
+        issued.emplace_back(d.comm, std::move(request).value());
+      }
+    }
+  }
+  for (auto& [comm, request] : issued) {
     // The call's own timeout bounds it on the worker (as weftWait's); this outer bound
     // only guards against a worker stuck behind many queued calls.
-    Status st = d.request->Wait(Deadline::AfterSeconds(24 * 3600));
-    if (!st.ok() && first.status.ok()) first = {std::move(st), d.comm};
+    note(request->Wait(Deadline::AfterSeconds(24 * 3600)), comm);
   }
   return first;
 }

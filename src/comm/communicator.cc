@@ -172,6 +172,27 @@ Status Communicator::RunOnStream(const Call& issued, void* stream) {
   return Status::Ok();
 }
 
+Result<Call> Communicator::CheckForGroup(const Call& issued) const {
+  const Call call = Stamped(issued);
+  WEFT_RETURN_IF_ERROR(ValidateCall(call, rank_, size_));
+  if (DeviceCalls::HasDeviceBuffer(call))
+    WEFT_RETURN_IF_ERROR(RefuseAnySourceOnDevice(call, rank_));
+  return call;
+}
+
+Result<std::shared_ptr<Request>> Communicator::IssueInGroup(const Call& call, void* stream,
+                                                            StreamShare* share) {
+  if (stream == nullptr && !DeviceCalls::HasDeviceBuffer(call)) return calls_.Push(call);
+  Status failed = AsyncError();
+  if (!failed.ok()) return RefusedAfterFailure(rank_, call, failed);
+  WEFT_ASSIGN_OR_RETURN(int device, device_.DeviceOf(call));
+  WEFT_ASSIGN_OR_RETURN(std::shared_ptr<Request> request, calls_.Push(call, [&](Task& task) {
+    return device_.Admit(task, device, stream, share);
+  }));
+  if (device_.synchronous()) return request;
+  return std::shared_ptr<Request>();
+}
+
 Result<std::shared_ptr<Request>> Communicator::EnqueueOnStream(const Call& call, void* stream) {
   WEFT_ASSIGN_OR_RETURN(int device, device_.DeviceOf(call));
   return calls_.Push(call, [&](Task& task) { return device_.Admit(task, device, stream); });

@@ -94,6 +94,15 @@ class Communicator : private CallQueue::Runner {
   // work queued on `stream` afterwards waits for it. Buffers may be device memory.
   // Host buffers with a null stream simply run as Run does.
   Status RunOnStream(const Call& call, void* stream);
+  // A blocking or stream call made inside weftGroupStart/End (comm/call_group.h): checked
+  // now, with the timeout in effect now, and issued at the group's end by IssueInGroup.
+  Result<Call> CheckForGroup(const Call& call) const;
+  // Issues a checked call of a group without waiting for it: on `stream` (or, with device
+  // buffers, the default stream) sharing the group's ticket there (`share`, one per
+  // stream). Returns the request the group's end waits for, or nullptr where the stream
+  // itself waits for the call (WEFT_CUDA_STREAM_WAIT=memop). Host buffers without a
+  // stream are queued as Submit does.
+  Result<std::shared_ptr<Request>> IssueInGroup(const Call& call, void* stream, StreamShare* share);
   // The first fatal error (ok while the communicator is healthy).
   Status AsyncError() { return errors_.AsyncError(); }
   // Collective over this communicator; nullptr (and ok) for color < 0. (comm/split.cc)

@@ -31,7 +31,7 @@ Result<int> DeviceCalls::DeviceOf(const Call& call) const {
   return device < 0 ? gpu::CurrentDevice() : device;
 }
 
-Status DeviceCalls::Admit(Task& task, int device, void* stream) {
+Status DeviceCalls::Admit(Task& task, int device, void* stream, StreamShare* share) {
   const char* name = CallName(task.call);
   if (!path_) {
     WEFT_ASSIGN_OR_RETURN(path_, DevicePath::Create(device, host_));
@@ -50,12 +50,22 @@ Status DeviceCalls::Admit(Task& task, int device, void* stream) {
     task.staged = std::move(staged).value();
     return Status::Ok();
   }
+  if (share != nullptr && share->gate_ != nullptr) {
+    task.device = true;
+    task.ticket = gpu::StreamGate::Share(share->ticket_);
+    return Status::Ok();
+  }
   auto ticket = path_->gate().Begin(stream);
   if (!ticket.ok())
     return ticket.status().WithContext(
         fmt::format("rank {}: {}: ordering on the stream", host_.rank, name));
   task.device = true;
   task.ticket = ticket.value();
+  if (share != nullptr) {
+    share->gate_ = &path_->gate();
+    share->ticket_ = task.ticket;
+    task.ticket = gpu::StreamGate::Share(share->ticket_);
+  }
   return Status::Ok();
 }
 

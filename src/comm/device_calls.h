@@ -15,8 +15,29 @@
 #include "comm/device_path.h"
 #include "core/status.h"
 #include "exec/p2p_engine.h"
+#include "gpu/stream_gate.h"
 
 namespace weft::comm {
+
+// A group call's place on one stream (comm/call_group.h): the first of the group's calls
+// on the stream takes the ticket, the others share it, so the stream waits once for all
+// of them and none waits behind another (a send and a receive between two ranks that
+// both send first would otherwise deadlock on their streams). The group holds the
+// ticket too until every call is issued: destroying the share lets it go.
+class StreamShare {
+ public:
+  StreamShare() = default;
+  ~StreamShare() {
+    if (gate_ != nullptr) gate_->Release(ticket_);
+  }
+  StreamShare(const StreamShare&) = delete;
+  StreamShare& operator=(const StreamShare&) = delete;
+
+ private:
+  friend class DeviceCalls;
+  gpu::StreamGate* gate_ = nullptr;  // set with the ticket by the first call
+  gpu::StreamGate::Ticket ticket_;
+};
 
 class DeviceCalls {
  public:
@@ -39,8 +60,9 @@ class DeviceCalls {
   // when CUDA is unusable or the buffers are on two devices.
   Result<int> DeviceOf(const Call& call) const;
   // Under the queue's lock: creates the device path at the first call, and either
-  // stages the call on `stream` (comm/stream_staging.h) or takes its ticket there.
-  Status Admit(Task& task, int device, void* stream);
+  // stages the call on `stream` (comm/stream_staging.h) or takes its ticket there (with
+  // `share`, a group's: the ticket its first call took).
+  Status Admit(Task& task, int device, void* stream, StreamShare* share = nullptr);
   // No wait is put on the stream: the host call must wait for completion (StreamGate).
   bool synchronous() const { return path_->gate().synchronous(); }
   // A dropped task's ticket, so the stream behind it does not wait forever.

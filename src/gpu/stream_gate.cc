@@ -97,7 +97,15 @@ Status StreamGate::WaitReady(const Ticket& t, const Deadline& deadline) {
   }
 }
 
+StreamGate::Ticket StreamGate::Share(Ticket& t) {
+  if (!t.holders) t.holders = std::make_shared<std::atomic<int>>(1);
+  t.holders->fetch_add(1);
+  return t;
+}
+
 void StreamGate::Release(const Ticket& t) {
+  // acq_rel: the last holder sees the others' host work before it lets the stream go.
+  if (t.holders && t.holders->fetch_sub(1, std::memory_order_acq_rel) > 1) return;
   // Release: pairs with the stream's acquire wait (Device::WaitFlagAsync; the fake's
   // acquire load); publishes the host work done for the ticket.
   std::atomic_ref<uint32_t>(flags_[t.slot]).store(t.value, std::memory_order_release);

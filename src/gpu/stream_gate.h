@@ -1,6 +1,8 @@
 // Orders weft's work on a caller's CUDA stream. Begin(stream) records an event ("the
 // inputs are ready"); the communicator's worker waits for it, runs the operation, and
-// calls Release exactly once per ticket, on success and on failure alike.
+// calls Release exactly once per ticket, on success and on failure alike. A ticket may
+// be shared (Share): the operations of one group call (comm/call_group.h) wait for the
+// same event, and the stream is let go when the last of them releases it.
 //
 // Two ways to keep later work on the stream from overtaking the operation:
 // - synchronous (the default): nothing is put on the stream; the host call waits for the
@@ -15,6 +17,7 @@
 //   they waited for.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -31,6 +34,8 @@ class StreamGate {
     void* ready = nullptr;  // the device's event (gpu/device.h)
     uint32_t slot = 0;
     uint32_t value = 0;
+    // Set by Share: how many copies are still to be released (null: one owner).
+    std::shared_ptr<std::atomic<int>> holders;
   };
 
   // On the current device.
@@ -41,7 +46,10 @@ class StreamGate {
   Result<Ticket> Begin(void* stream);
   // Polls the ticket's event until it completes or `deadline`.
   Status WaitReady(const Ticket& ticket, const Deadline& deadline);
+  // Each copy of a shared ticket is released once; the stream goes on at the last.
   void Release(const Ticket& ticket);
+  // Another holder of `ticket` (which becomes shared): a copy to be released on its own.
+  static Ticket Share(Ticket& ticket);
 
   // No wait is put on the stream: the caller waits for completion instead.
   bool synchronous() const { return !memop_; }

@@ -188,6 +188,19 @@ def ops(group):
             same(got, data(prv, "p2p", (129,)), f"recv from {prv} on {dev}")
     case("send_recv", send_recv)
 
+    def batch_isend_irecv():
+        # Every rank sends before it receives, 32 MiB each way: one stream call waiting
+        # for the one before would deadlock; weftGroupEnd issues the batch together.
+        nxt, prv = (RANK + 1) % WORLD, (RANK - 1) % WORLD
+        x = data(RANK, "batch", (8 << 20,))
+        got = torch.empty(8 << 20, device=DEV)
+        ops = [dist.P2POp(dist.isend, x.to(DEV), nxt, group=group),
+               dist.P2POp(dist.irecv, got, prv, group=group)]
+        for work in dist.batch_isend_irecv(ops):
+            work.wait()
+        same(got, data(prv, "batch", (8 << 20,)), f"batch_isend_irecv from {prv}")
+    case("batch_isend_irecv", batch_isend_irecv)
+
     def barrier():
         x = torch.ones(5, device=DEV)
         dist.all_reduce(x, group=group)

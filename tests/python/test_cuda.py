@@ -78,10 +78,11 @@ def test_ops_match_cpu(layout, tmp_path):
     """all_reduce (every op; float32, float16, bfloat16; 12 MiB), all_reduce_coalesced,
     broadcast, reduce, gather, scatter (every root), all_gather(_into_tensor),
     reduce_scatter_tensor, all_to_all_single (equal, unequal), all_to_all, send/recv,
-    barrier, CPU and CUDA ops interleaved, a CPU/CUDA mixture refused."""
+    batch_isend_irecv (both ranks send first, 32 MiB), barrier, CPU and CUDA ops
+    interleaved, a CPU/CUDA mixture refused."""
     cases = run_worker("ops", layout, tmp_path)[0]
     for name in ["all_reduce/large", "broadcast/root1", "all_to_all_single/unequal",
-                 "send_recv", "barrier", "cpu_and_cuda/interleaved",
+                 "send_recv", "batch_isend_irecv", "barrier", "cpu_and_cuda/interleaved",
                  "cpu_and_cuda/mixed_refused"]:
         assert name in cases, f"{name} did not run"
     # 5 ops x 3 dtypes

@@ -1,5 +1,6 @@
-// weftGroupStart / weftGroupEnd: blocking calls inside a group are issued and return at
-// once, and the outermost weftGroupEnd waits for them all and reports the first failure.
+// weftGroupStart / weftGroupEnd: blocking calls inside a group are checked and return at
+// once; the outermost weftGroupEnd issues them, waits for them all and reports the first
+// failure.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -51,6 +52,24 @@ TEST_P(GroupTest, OnlyTheOutermostEndWaits) {
   });
 }
 
+TEST_P(GroupTest, CallsAreIssuedAtTheEndInTheOrderMade) {
+  // As in NCCL, a group's calls are issued by weftGroupEnd: the buffers are read there,
+  // not at the call. Two collectives keep their order.
+  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
+  ScopedEnv timeout("WEFT_TIMEOUT", "30");
+  RunRanks(3, [](int rank, weftComm_t comm) {
+    std::vector<int32_t> a(100, 0), b(100, 0);
+    ASSERT_EQ(weftGroupStart(), weftSuccess);
+    ASSERT_EQ(weftAllReduce(a.data(), a.data(), a.size(), weftInt32, weftSum, comm), weftSuccess);
+    ASSERT_EQ(weftBroadcast(b.data(), b.data(), b.size(), weftInt32, 2, comm), weftSuccess);
+    a.assign(a.size(), rank + 1);
+    b.assign(b.size(), rank == 2 ? 7 : -1);
+    ASSERT_EQ(weftGroupEnd(), weftSuccess) << weftGetLastError(nullptr);
+    EXPECT_EQ(a, std::vector<int32_t>(100, 1 + 2 + 3)) << "rank " << rank;
+    EXPECT_EQ(b, std::vector<int32_t>(100, 7)) << "rank " << rank;
+  });
+}
+
 TEST_P(GroupTest, GroupEndReportsTheFirstFailureOnEveryRank) {
   // Rank 0 sends 64 floats, rank 1 receives 128: the receive fails, and rank 0 learns
   // the cause through the barrier in the same group.
@@ -63,7 +82,7 @@ TEST_P(GroupTest, GroupEndReportsTheFirstFailureOnEveryRank) {
       ASSERT_EQ(weftSend(buf.data(), buf.size(), weftFloat32, 1, comm), weftSuccess);
     else
       ASSERT_EQ(weftRecv(buf.data(), buf.size(), weftFloat32, 0, comm), weftSuccess);
-    ASSERT_EQ(weftBarrier(comm), weftSuccess);  // issued; fails once the receive has
+    ASSERT_EQ(weftBarrier(comm), weftSuccess);  // issued at the end; fails once the receive has
     weftResult_t res = weftGroupEnd();
     EXPECT_NE(res, weftSuccess) << "rank " << rank;
     std::string error = weftGetLastError(nullptr);
