@@ -17,6 +17,11 @@ endif()
 set(WEFT_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(WEFT_FUZZ_CORPUS ${WEFT_FUZZ_DIR}/corpus)
 
+# The replay-and-mutate main, compiled once for every target.
+if(NOT WEFT_FUZZ)
+  add_library(weft_fuzz_driver OBJECT ${WEFT_FUZZ_DIR}/driver_main.cc)
+endif()
+
 # weft_fuzz_target(<name> LAYERS <layer>... [SOURCES <extra .cc>...] [MUTATIONS <n>])
 # MUTATIONS: a smaller count for a slow target, to keep its ctest run to seconds.
 function(weft_fuzz_target name)
@@ -28,7 +33,7 @@ function(weft_fuzz_target name)
   list(TRANSFORM arg_SOURCES PREPEND ${WEFT_FUZZ_DIR}/)
   set(srcs ${WEFT_FUZZ_DIR}/${name}_fuzz.cc ${arg_SOURCES})
   if(NOT WEFT_FUZZ)
-    list(APPEND srcs ${WEFT_FUZZ_DIR}/driver_main.cc)
+    list(APPEND srcs $<TARGET_OBJECTS:weft_fuzz_driver>)
   endif()
   add_executable(${exe} ${srcs})
   set(objs)
