@@ -2,9 +2,10 @@
 // (weft::Error carries the result code and the detailed message). Header-only; the C
 // API stays the stable ABI.
 //
-// Deliberately minimal: every blocking call, and of the non-blocking ones iallreduce
-// (the one a training loop overlaps). For the other weftI* calls, the *Stream calls and
-// the CUDA queries, call weft.h with Comm::get().
+// Deliberately minimal: every blocking call, tagged sends and receives (blocking and
+// non-blocking, and from any source), group calls (weft::group), and of the non-blocking
+// collectives iallreduce (the one a training loop overlaps). For the other weftI* calls,
+// the *Stream calls and the CUDA queries, call weft.h with Comm::get().
 #pragma once
 
 #include <cstdint>
@@ -168,13 +169,34 @@ class Comm {
   void scatter(const T* send, T* recv, size_t recvcount, int root) const {
     check(weftScatter(send, recv, recvcount, DataTypeOf<T>::value, root, comm_));
   }
+  // A pair's messages are taken in the order sent; a receive names the tag of the next
+  // one (weftSendTagged), or fails with weftInvalidUsage naming both.
   template <typename T>
-  void send(const T* buf, size_t count, int peer) const {
-    check(weftSend(buf, count, DataTypeOf<T>::value, peer, comm_));
+  void send(const T* buf, size_t count, int peer, int tag = 0) const {
+    check(weftSendTagged(buf, count, DataTypeOf<T>::value, peer, tag, comm_));
   }
   template <typename T>
-  void recv(T* buf, size_t count, int peer) const {
-    check(weftRecv(buf, count, DataTypeOf<T>::value, peer, comm_));
+  void recv(T* buf, size_t count, int peer, int tag = 0) const {
+    check(weftRecvTagged(buf, count, DataTypeOf<T>::value, peer, tag, comm_));
+  }
+  template <typename T>
+  Request isend(const T* buf, size_t count, int peer, int tag = 0) const {
+    weftRequest_t req = nullptr;
+    check(weftISendTagged(buf, count, DataTypeOf<T>::value, peer, tag, comm_, &req));
+    return Request(req);
+  }
+  template <typename T>
+  Request irecv(T* buf, size_t count, int peer, int tag = 0) const {
+    weftRequest_t req = nullptr;
+    check(weftIRecvTagged(buf, count, DataTypeOf<T>::value, peer, tag, comm_, &req));
+    return Request(req);
+  }
+  // weftRecvAny: from whichever peer's next message arrives first; returns that peer.
+  template <typename T>
+  int recv_any(T* buf, size_t count, int tag = 0) const {
+    int source = -1;
+    check(weftRecvAny(buf, count, DataTypeOf<T>::value, tag, &source, comm_));
+    return source;
   }
   void barrier() const { check(weftBarrier(comm_)); }
 
@@ -184,5 +206,23 @@ class Comm {
   }
   weftComm_t comm_;
 };
+
+// Runs `body` between weftGroupStart and weftGroupEnd: the blocking calls it makes (on
+// any Comm) are issued together at the end, so sends may come before receives on every
+// rank. Throws the group's first failure once all its calls are done; if `body` throws,
+// the group is ended (its calls waited for) and the exception passes on.
+template <typename Body>
+void group(Body&& body) {
+  weftResult_t r = weftGroupStart();
+  if (r != weftSuccess) throw Error(r, weftGetLastError(nullptr));
+  try {
+    body();
+  } catch (...) {
+    (void)weftGroupEnd();
+    throw;
+  }
+  r = weftGroupEnd();
+  if (r != weftSuccess) throw Error(r, weftGetLastError(nullptr));
+}
 
 }  // namespace weft

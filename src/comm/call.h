@@ -12,7 +12,8 @@
 
 namespace weft::comm {
 
-// The peer of a receive from any source (weftRecvAny).
+// The peer of a receive from any source (weftRecvAny); exec::kAnySource has the same
+// value (checked in communicator.cc), as the call's peer is passed to the engine as is.
 inline constexpr int kAnySource = -2;
 
 enum class CallKind { kCollective, kSend, kRecv };

@@ -12,6 +12,9 @@
 namespace weft::comm {
 using sched::Collective;
 
+// A call's peer reaches the p2p engine as it is: the two layers' "any source" must agree.
+static_assert(kAnySource == exec::kAnySource);
+
 namespace {
 
 // A receive from any source is matched by the worker's engine, among messages that come
