@@ -290,6 +290,16 @@ WEFT_API weftResult_t weftTest(weftRequest_t request, int* done);
  * or not. weftGroupEnd without weftGroupStart: weftInvalidUsage. */
 WEFT_API weftResult_t weftGroupStart(void);
 WEFT_API weftResult_t weftGroupEnd(void);
+/* Ends the outermost group without running its calls (NCCL's ncclGroupSimulateEnd): their
+ * buffers are neither read nor written, and *estimated_us is set to the time weft's cost
+ * model gives them: for each collective, the algorithm the planner would choose and its
+ * estimate under the communicator's link figures (WEFT_COST_MODEL, else those detected at
+ * init), one after another; the sends and receives of a communicator as one step of all
+ * their messages; summed over communicators. Host buffers are modelled (the GPU direct
+ * path is not); a receive from any source cannot be estimated (weftInvalidArgument).
+ * Inside a nested group: weftInvalidUsage, and the inner group's calls stay for the outer
+ * one. Local: no rank talks to another. docs/SIMULATOR.md. */
+WEFT_API weftResult_t weftGroupSimulateEnd(double* estimated_us);
 
 /* --- CUDA streams (docs/GPU.md) ----------------------------------------------------
  * NCCL semantics: buffers may be CUDA device memory; the call returns once the operation

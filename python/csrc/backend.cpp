@@ -54,6 +54,11 @@ void WeftBackend::Issuer::operator()(
     const std::function<weftResult_t(weftStream_t)>& stream_call) {
   if (!error.empty()) return;
   if (on_stream) {
+    if (!stream_call) {  // recvAnysource: host memory, no stream; and no estimate
+      error = std::string("weft ") + name + ": only as a non-blocking host call (no stream " +
+              "form, and its time cannot be estimated: its peer is chosen on arrival)";
+      return;
+    }
     weftResult_t r = stream_call(stream);
     if (r != weftSuccess) error = DescribeFailure(name, r, comm);
     return;
@@ -88,6 +93,7 @@ WorkPtr WeftBackend::Launch(OpType type, const char* name, Timeout timeout, c10:
                             const std::function<void(Issuer&)>& issue,
                             std::function<void()> on_success,
                             std::vector<at::Tensor> keep_alive, bool point_to_point) {
+  if (estimating_.load(std::memory_order_relaxed)) return Estimated(type, name, issue);
   if (device.is_cuda()) {
     return LaunchOnStream(type, name, timeout, device, std::move(outputs), issue,
                           std::move(on_success), std::move(keep_alive), point_to_point);

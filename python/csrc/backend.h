@@ -7,6 +7,7 @@
 // dtype works); reducing ones map dtype and op through types.h.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -63,6 +64,14 @@ class WeftBackend : public c10d::Backend {
   // so that sends and receives between ranks that both send first complete. The Work of
   // endCoalescing completes when all of them have, failing with the first error.
   bool supportsCoalescing() const override { return true; }
+  // Time estimation (torch's _time_estimator, which inductor's communication analysis
+  // uses): the ops issued between startTimeEstimate and endTimeEstimate are not run (their
+  // Works complete at once, their outputs are left as they are); endTimeEstimate returns
+  // what weft's cost model gives them, in microseconds (weftGroupSimulateEnd: the
+  // planner's algorithm for each and its estimate under this group's link figures).
+  bool supportsTimeEstimation() const override { return true; }
+  void startTimeEstimate() override;
+  float endTimeEstimate() override;
 
   // torch's split_group / new_group(device_id=...): a new communicator of `ranks`
   // (parent ranks, sorted by torch), rendezvous in the child's store as at init; only
@@ -170,6 +179,12 @@ class WeftBackend : public c10d::Backend {
                                                 std::function<void()> on_success,
                                                 std::vector<at::Tensor> keep_alive,
                                                 bool point_to_point);
+  // Between startTimeEstimate and endTimeEstimate: issues `issue`'s calls into the open
+  // weft group (as stream calls with no stream, which a group keeps without running) and
+  // returns a completed Work with no outputs. An op that cannot be issued ends the
+  // estimate (torch's context manager would leave it open) and throws.
+  c10::intrusive_ptr<c10d::Work> Estimated(c10d::OpType type, const char* name,
+                                           const std::function<void(Issuer&)>& issue);
   // Requires issue_mu_. Inside startCoalescing/endCoalescing every op must be on the
   // device of the first (one Work for the batch, CPU-style or stream-ordered).
   void CheckCoalescingDevice(c10::Device device, const char* name);
@@ -213,6 +228,9 @@ class WeftBackend : public c10d::Backend {
   std::mutex issue_mu_;  // weft: one thread at a time per communicator
   std::unique_ptr<Completer> completer_;
   uint64_t seq_ = 0;  // collectives issued (getSequenceNumberForGroup)
+  // Between startTimeEstimate and endTimeEstimate (written under issue_mu_ by the thread
+  // that issues; read by Launch before it takes the lock).
+  std::atomic<bool> estimating_{false};
   bool coalescing_ = false;  // between startCoalescing and endCoalescing (issue_mu_)
   std::vector<c10::intrusive_ptr<WeftWork>> coalesced_;  // their Works (issue_mu_)
   std::optional<c10::Device> coalesced_device_;  // the first one's device (issue_mu_)

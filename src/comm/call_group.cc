@@ -1,5 +1,6 @@
 #include "comm/call_group.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -50,6 +51,36 @@ CallGroup::Failure CallGroup::End() {
     note(request->Wait(Deadline::AfterSeconds(24 * 3600)), comm);
   }
   return first;
+}
+
+CallGroup::Failure CallGroup::SimulateEnd(double* us) {
+  *us = 0;
+  if (depth_ == 0) {
+    return {InvalidUsage("weftGroupSimulateEnd without weftGroupStart on this thread"), nullptr};
+  }
+  if (depth_ > 1) {
+    --depth_;
+    return {InvalidUsage("weftGroupSimulateEnd ends only the outermost group (this one is "
+                         "nested; its calls stay for the outer group's end)"),
+            nullptr};
+  }
+  depth_ = 0;
+  std::vector<Deferred> calls;
+  calls.swap(deferred_);
+  // Each communicator's calls, in order of first appearance.
+  std::vector<std::pair<std::shared_ptr<Communicator>, std::vector<Call>>> by_comm;
+  for (Deferred& d : calls) {
+    auto it = std::find_if(by_comm.begin(), by_comm.end(),
+                           [&](const auto& entry) { return entry.first == d.comm; });
+    if (it == by_comm.end()) it = by_comm.insert(by_comm.end(), {d.comm, {}});
+    it->second.push_back(d.call);
+  }
+  for (auto& [comm, comm_calls] : by_comm) {
+    auto one = comm->EstimateUs(comm_calls);
+    if (!one.ok()) return {one.status(), comm};
+    *us += one.value();
+  }
+  return {};
 }
 
 }  // namespace weft::comm

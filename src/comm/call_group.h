@@ -11,7 +11,8 @@
 // put on the stream at weftGroupEnd: work queued on it between a call and the end runs
 // before them. weftGroupEnd waits for them unless the stream does
 // (WEFT_CUDA_STREAM_WAIT=memop). Non-blocking calls (weftI*) are issued at once, inside
-// a group or not.
+// a group or not. SimulateEnd ends a group without issuing its calls, and says what they
+// would take (comm/call_estimate.h).
 //
 // Thread-safety: a group belongs to the thread that opened it (thread-local state).
 #pragma once
@@ -49,6 +50,11 @@ class CallGroup {
   // Each wait is bounded by its call's timeout on the communicator's worker.
   // InvalidUsage if no group is open.
   Failure End();
+  // Closes the outermost group as End does, but issues none of its calls: *us is set to
+  // the time they would take (Communicator::EstimateUs, summed over the communicators).
+  // InvalidUsage if no group is open or it is nested (the inner group's calls stay for
+  // the outer one's end).
+  Failure SimulateEnd(double* us);
 
  private:
   struct Deferred {

@@ -43,6 +43,7 @@ Communicator::Communicator(int rank, int size, uint64_t id, const CommConfig& co
       mesh_(std::move(mesh)),
       executor_(std::make_unique<exec::Executor>(mesh_.get())),
       p2p_(std::make_unique<exec::P2PEngine>(mesh_.get())),
+      estimator_(rank, size_, planner, topology),
       plans_(rank, size_, std::move(planner), std::move(topology)),
       registered_(rank, size_),
       device_(DeviceHost(mesh_->host_ids()), p2p_.get(),

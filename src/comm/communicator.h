@@ -29,6 +29,7 @@
 #include "bootstrap/store.h"
 #include "comm/call.h"
 #include "comm/call_check.h"
+#include "comm/call_estimate.h"
 #include "comm/call_queue.h"
 #include "comm/comm_config.h"
 #include "comm/device_calls.h"
@@ -103,6 +104,11 @@ class Communicator : private CallQueue::Runner {
   // itself waits for the call (WEFT_CUDA_STREAM_WAIT=memop). Host buffers without a
   // stream are queued as Submit does.
   Result<std::shared_ptr<Request>> IssueInGroup(const Call& call, void* stream, StreamShare* share);
+  // What `calls` (checked by CheckForGroup) would take, in microseconds, without running
+  // them (comm/call_estimate.h). Any thread.
+  Result<double> EstimateUs(const std::vector<Call>& calls) const {
+    return estimator_.EstimateUs(calls);
+  }
   // The first fatal error (ok while the communicator is healthy).
   Status AsyncError() { return errors_.AsyncError(); }
   // Collective over this communicator; nullptr (and ok) for color < 0. (comm/split.cc)
@@ -198,6 +204,7 @@ class Communicator : private CallQueue::Runner {
   // once the worker is joined.
   std::unique_ptr<exec::P2PEngine> p2p_;
   Temporaries temps_ GUARDED_BY(exec_mu_);
+  const CallEstimator estimator_;  // the planner's and topology's copies: immutable
   PlanCache plans_ GUARDED_BY(exec_mu_);
   Registry registry_;
   RegisteredPath registered_ GUARDED_BY(exec_mu_);

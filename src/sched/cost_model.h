@@ -65,7 +65,7 @@ struct CostQuery {
 };
 
 // Estimated time (microseconds) of `algorithm` for `query`: 0 on one rank, < 0 where the
-// algorithm has no estimate (the barrier).
+// algorithm has no estimate.
 double EstimateUs(const Algorithm& algorithm, const CostQuery& query, const CostModel& costs);
 
 // The same for `spec` (its collective, count and root, on its topology): for

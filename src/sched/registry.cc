@@ -157,7 +157,7 @@ const std::vector<Algorithm>& AllAlgorithms() {
        a::SupportsRegistered, a::BuildScatterSinglePass, a::EstimateScatterSinglePassUs},
 
       {"dissemination", C::kBarrier, "ceil(lg p) rounds of empty messages to r + 2^k", a::AnySize,
-       a::BuildBarrierDissemination},
+       a::BuildBarrierDissemination, a::EstimateBarrierDisseminationUs},
   };
   return kAlgorithms;
 }

@@ -34,9 +34,8 @@ struct Algorithm {
   // The cost model's time for a call it supports, in microseconds (cost_model.h), taken
   // over the steps `build` lays out. Defined next to `build`, so that whoever changes
   // one sees the other; tests/unit/sched/estimate_schedule_test.cc holds them together
-  // and says where the estimate approximates. Null: the model does not cost the
-  // algorithm (the barrier). Call it through EstimateUs, which answers for a world of
-  // one and for a spec without a topology.
+  // and says where the estimate approximates. Call it through EstimateUs, which answers
+  // for a world of one and for a spec without a topology.
   double (*estimate_us)(const CostQuery& query, const CostModel& costs) = nullptr;
   // The margin the planner requires of it (see Margin) under these figures; null: none.
   Margin (*margin)(const CostModel& costs) = nullptr;

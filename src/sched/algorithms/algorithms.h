@@ -138,7 +138,9 @@ double EstimateScatterBinomialUs(const CostQuery& q, const CostModel& c);
 double EstimateScatterLinearUs(const CostQuery& q, const CostModel& c);
 double EstimateScatterSinglePassUs(const CostQuery& q, const CostModel& c);
 
-// No estimate: the barrier is the only algorithm of its collective.
+// The barrier's one algorithm: its estimate is not weighed against another's, only told
+// (weftGroupSimulateEnd).
 Schedule BuildBarrierDissemination(const CollectiveSpec& spec);
+double EstimateBarrierDisseminationUs(const CostQuery& q, const CostModel& c);
 
 }  // namespace weft::sched::algo

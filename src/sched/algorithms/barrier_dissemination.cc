@@ -17,4 +17,10 @@ Schedule BuildBarrierDissemination(const CollectiveSpec& spec) {
   return b.Finish();
 }
 
+double EstimateBarrierDisseminationUs(const CostQuery& q, const CostModel& c) {
+  double us = 0;
+  for (int d = 1; d < q.size(); d <<= 1) us += StepUs(q.topology, RingPartners(q.size(), d), 0, c);
+  return us;
+}
+
 }  // namespace weft::sched::algo
