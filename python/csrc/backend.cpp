@@ -106,7 +106,9 @@ WorkPtr WeftBackend::Launch(OpType type, const char* name, Timeout timeout, c10:
   op.point_to_point = point_to_point;
   op.on_success = std::move(on_success);
   op.keep_alive = std::move(keep_alive);
+  op.issued = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(issue_mu_);
+  op.seq = seq_;
   TORCH_CHECK(comm_ != nullptr, "weft ", name,
               ": the process group was shut down or aborted");
   CheckCoalescingDevice(device, name);

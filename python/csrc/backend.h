@@ -70,6 +70,13 @@ class WeftBackend : public c10d::Backend {
   // what weft's cost model gives them, in microseconds (weftGroupSimulateEnd: the
   // planner's algorithm for each and its estimate under this group's link figures).
   bool supportsTimeEstimation() const override { return true; }
+  // torch's _register_on_completion_hook: called on the completer thread after each CPU
+  // op's Work completed (CUDA ops complete on their stream and are not reported), with
+  // the op's type, seq, and its issue and completion times (activeDuration: from issue to
+  // completion, queueing included). One hook per group, as ProcessGroupNCCL.
+  void registerOnCompletionHook(CompletionHook&& hook) override;
+  // Waits until every op issued so far has completed (Works and hooks included).
+  void waitForPendingWorks() override;
   void startTimeEstimate() override;
   float endTimeEstimate() override;
 
@@ -226,7 +233,9 @@ class WeftBackend : public c10d::Backend {
   weftComm_t comm_ = nullptr;
   bool aborted_ = false;  // abort() ran (issue_mu_)
   std::mutex issue_mu_;  // weft: one thread at a time per communicator
-  std::unique_ptr<Completer> completer_;
+  // Shared: waitForPendingWorks waits on it without the issue lock (so abort() can end
+  // the wait), while shutdown() may drop the group's reference.
+  std::shared_ptr<Completer> completer_;
   uint64_t seq_ = 0;  // collectives issued (getSequenceNumberForGroup)
   // Between startTimeEstimate and endTimeEstimate (written under issue_mu_ by the thread
   // that issues; read by Launch before it takes the lock).

@@ -13,7 +13,19 @@ Completer::~Completer() { Drain(); }
 void Completer::Push(PendingOp op) {
   std::lock_guard<std::mutex> lock(mu_);
   queue_.push_back(std::move(op));
+  ++pushed_;
   cv_.notify_all();
+}
+
+void Completer::WaitPending() {
+  std::unique_lock<std::mutex> lock(mu_);
+  const uint64_t target = pushed_;
+  cv_.wait(lock, [&] { return finished_ >= target; });
+}
+
+void Completer::SetCompletionHook(CompletionHook hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  hook_ = std::move(hook);
 }
 
 void Completer::Drain() {
@@ -120,7 +132,25 @@ void Completer::Finish(PendingOp& op) {
     // A Future callback threw; torch reports callback errors through the Future itself,
     // and this thread must survive to complete the operations behind this one.
   }
+  CompletionHook hook;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    hook = hook_;
+  }
+  if (hook) {
+    const auto now = std::chrono::steady_clock::now();
+    try {
+      hook(std::make_shared<c10d::WorkInfo>(op.work->retrieveOpType(), op.seq, op.issued, now,
+                                            std::chrono::duration<float>(now - op.issued)));
+    } catch (const std::exception& e) {
+      // As ProcessGroupNCCL: a failing hook is reported and the next op still completes.
+      TORCH_WARN("weft: the completion hook threw: ", e.what());
+    }
+  }
   op.work.reset();
+  std::lock_guard<std::mutex> lock(mu_);
+  ++finished_;
+  cv_.notify_all();
 }
 
 }  // namespace weft_torch

@@ -13,14 +13,18 @@
 // by an earlier receive.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <torch/csrc/distributed/c10d/Work.hpp>
 #include <weft/weft.h>
 
 #include "work.h"
@@ -37,7 +41,12 @@ struct PendingOp {
   std::string error;                   // the first failure, issuing or completing
   bool point_to_point = false;         // completes out of order (see above)
   const char* name = "operation";      // for error messages: "weft <name> failed: ..."
+  uint64_t seq = 0;                    // the group's collectives issued before it
+  std::chrono::steady_clock::time_point issued;  // for the completion hook
 };
+
+// torch's completion hook (registerOnCompletionHook): told of each op once it completed.
+using CompletionHook = std::function<void(std::shared_ptr<c10d::WorkInfo>)>;
 
 class Completer {
  public:
@@ -48,6 +57,12 @@ class Completer {
   void Push(PendingOp op);
   // Waits for every pushed operation to complete, then stops the thread. Idempotent.
   void Drain();
+  // Waits until every operation pushed so far has completed (its Work included); the
+  // thread goes on. Bounded as the operations are (WEFT_TIMEOUT, or an Abort).
+  void WaitPending();
+  // Called on this thread after each later operation's Work completed, with its type,
+  // seq, issue and completion times (activeDuration: issue to completion). Once.
+  void SetCompletionHook(CompletionHook hook);
   // weftCommAbort on the communicator, from any thread: every pending request fails
   // (weft: within about 100 ms) and its Work with it. The communicator is freed.
   void Abort();
@@ -66,6 +81,9 @@ class Completer {
   std::mutex mu_;
   std::condition_variable cv_;
   std::list<PendingOp> queue_;
+  uint64_t pushed_ = 0;    // (mu_)
+  uint64_t finished_ = 0;  // (mu_)
+  CompletionHook hook_;    // (mu_; read by the thread when it finishes an op)
   bool stop_ = false;
   std::thread thread_;
 };

@@ -44,7 +44,7 @@ WeftBackend::WeftBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
         nullptr);
   Check(weftCommGetTimeout(comm_, &comm_timeout_ms_), "init (weftCommGetTimeout)", comm_);
   default_timeout_ms_ = comm_timeout_ms_;
-  completer_ = std::make_unique<Completer>(comm_);
+  completer_ = std::make_shared<Completer>(comm_);
 }
 
 WeftBackend::WeftBackend(weftComm_t comm, int rank, int size, std::chrono::milliseconds timeout)
@@ -52,7 +52,7 @@ WeftBackend::WeftBackend(weftComm_t comm, int rank, int size, std::chrono::milli
   Check(weftCommGetTimeout(comm_, &comm_timeout_ms_), "weftCommGetTimeout", comm_);
   default_timeout_ms_ =
       timeout.count() > 0 ? static_cast<uint64_t>(timeout.count()) : comm_timeout_ms_;
-  completer_ = std::make_unique<Completer>(comm_);
+  completer_ = std::make_shared<Completer>(comm_);
 }
 
 void WeftBackend::setTimeout(std::chrono::milliseconds timeout) {
@@ -98,6 +98,25 @@ c10::intrusive_ptr<c10d::Backend> WeftBackend::shrink(const std::vector<int64_t>
   weftCommUserRank(newcomm, &rank);
   weftCommCount(newcomm, &size);
   return c10::make_intrusive<WeftBackend>(newcomm, rank, size, child_timeout);
+}
+
+void WeftBackend::registerOnCompletionHook(CompletionHook&& hook) {
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  TORCH_CHECK(!onCompletionHook_, "weft: rank ", rank_,
+              ": a completion hook is already registered on this group (one per group)");
+  TORCH_CHECK(completer_ != nullptr, "weft registerOnCompletionHook: rank ", rank_,
+              ": the process group was shut down or aborted");
+  onCompletionHook_ = hook;  // Backend::hasHooks() reads it
+  completer_->SetCompletionHook(std::move(hook));
+}
+
+void WeftBackend::waitForPendingWorks() {
+  std::shared_ptr<Completer> completer;
+  {
+    std::lock_guard<std::mutex> lock(issue_mu_);
+    completer = completer_;
+  }
+  if (completer) completer->WaitPending();
 }
 
 void WeftBackend::shutdown() {

@@ -1,0 +1,56 @@
+"""_register_on_completion_hook and _wait_for_pending_works on weft (CPU tensors)."""
+import os
+import threading
+
+import torch
+import torch.distributed as dist
+from torch._C._distributed_c10d import OpType
+
+import weft.torch  # noqa: F401
+
+rank = int(os.environ["RANK"])
+world = int(os.environ["WORLD_SIZE"])
+dist.init_process_group("weft")
+pg = dist.group.WORLD
+infos = []
+hook_threads = set()
+
+
+def hook(info):
+    infos.append((info.op_type, info.seq, info.active_duration, info.time_started,
+                  info.time_finished))
+    hook_threads.add(threading.get_ident())
+
+
+pg._register_on_completion_hook(hook)
+assert pg._has_hooks()
+try:
+    pg._register_on_completion_hook(hook)
+    raise AssertionError("a second hook was accepted")
+except RuntimeError as e:
+    assert "already registered" in str(e), e
+
+x = torch.ones(1 << 20)
+works = [dist.all_reduce(x, async_op=True), dist.broadcast(torch.ones(10), 0, async_op=True)]
+right, left = (rank + 1) % world, (rank - 1) % world
+got = torch.empty(5)
+works += [dist.isend(torch.full((5,), float(rank)), right), dist.irecv(got, left)]
+works.append(dist.barrier(async_op=True))
+# Every op issued so far has completed once this returns, hooks included: nothing waited
+# on the Works themselves.
+pg._wait_for_pending_works()
+assert len(infos) == 5, infos
+assert all(w.is_completed() for w in works)
+types = sorted(str(i[0]) for i in infos)
+expected = sorted(str(t) for t in [OpType.ALLREDUCE, OpType.BROADCAST, OpType.SEND, OpType.RECV,
+                                   OpType.BARRIER])
+assert types == expected, (types, expected)
+collectives = [i for i in infos if i[0] in (OpType.ALLREDUCE, OpType.BROADCAST, OpType.BARRIER)]
+seqs = {str(i[0]): i[1] for i in collectives}
+assert seqs[str(OpType.ALLREDUCE)] < seqs[str(OpType.BROADCAST)] < seqs[str(OpType.BARRIER)], seqs
+for op_type, seq, duration, started, finished in infos:
+    assert duration.total_seconds() >= 0 and finished >= started, (op_type, duration)
+assert threading.get_ident() not in hook_threads, "hooks run on weft's completer thread"
+assert torch.equal(got, torch.full((5,), float(left))) and x[0].item() == world
+print(f"rank {rank}: HOOKS-OK", flush=True)
+dist.destroy_process_group()  # waits for pending works again, as torch does with hooks
