@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -74,9 +75,18 @@ class WeftBackend : public c10d::Backend {
   // op's Work completed (CUDA ops complete on their stream and are not reported), with
   // the op's type, seq, and its issue and completion times (activeDuration: from issue to
   // completion, queueing included). One hook per group, as ProcessGroupNCCL.
-  void registerOnCompletionHook(CompletionHook&& hook) override;
+  void registerOnCompletionHook(OnCompletionHook&& hook) override;
   // Waits until every op issued so far has completed (Works and hooks included).
   void waitForPendingWorks() override;
+  // Abort hooks: run before weft aborts this group (abort(), which Work::abort calls too),
+  // and when the completer first sees one of its ops fail: weft fails a communicator at
+  // its first error (a timeout, a peer's failure), which is where ProcessGroupNCCL's
+  // watchdog would abort. On the thread that gets there; a failure and the abort after it
+  // run them twice (torch asks hooks to be idempotent). A hook that throws is reported
+  // (TORCH_WARN) and the others still run.
+  bool supportsAbortHooks() const override { return true; }
+  void registerAbortHook(int64_t hook_id, c10d::AbortHook hook) override;
+  void unregisterAbortHook(int64_t hook_id) override;
   void startTimeEstimate() override;
   float endTimeEstimate() override;
 
@@ -201,6 +211,10 @@ class WeftBackend : public c10d::Backend {
   // What a Work's abort() calls: abort() on this backend if it still exists (a weak
   // reference: a Work may outlive its group).
   std::function<void()> AbortGroupFn();
+  // The abort hooks, in id order (any thread), and a function that runs them if this
+  // backend still exists (for the completer).
+  void RunAbortHooks();
+  std::function<void()> AbortHooksFn();
 
   c10::intrusive_ptr<c10d::Work> AllReduceMany(std::vector<at::Tensor>& tensors,
                                                const c10d::ReduceOp& op, c10d::OpType type,
@@ -233,6 +247,8 @@ class WeftBackend : public c10d::Backend {
   weftComm_t comm_ = nullptr;
   bool aborted_ = false;  // abort() ran (issue_mu_)
   std::mutex issue_mu_;  // weft: one thread at a time per communicator
+  std::mutex hooks_mu_;
+  std::map<int64_t, c10d::AbortHook> abort_hooks_;  // (hooks_mu_)
   // Shared: waitForPendingWorks waits on it without the issue lock (so abort() can end
   // the wait), while shutdown() may drop the group's reference.
   std::shared_ptr<Completer> completer_;

@@ -23,9 +23,14 @@ void Completer::WaitPending() {
   cv_.wait(lock, [&] { return finished_ >= target; });
 }
 
-void Completer::SetCompletionHook(CompletionHook hook) {
+void Completer::SetCompletionHook(OnCompletionHook hook) {
   std::lock_guard<std::mutex> lock(mu_);
   hook_ = std::move(hook);
+}
+
+void Completer::SetFirstFailure(std::function<void()> fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  first_failure_ = std::move(fn);
 }
 
 void Completer::Drain() {
@@ -117,6 +122,14 @@ void Completer::TestPointToPoint(std::vector<PendingOp>& done) {
 }
 
 void Completer::Finish(PendingOp& op) {
+  if (!op.error.empty()) {
+    std::function<void()> first;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      first.swap(first_failure_);
+    }
+    if (first) first();  // before the Work fails: a waiter then sees what the hooks saw
+  }
   std::exception_ptr error;
   try {
     if (!op.error.empty()) ThrowBackendError(op.error);
@@ -132,7 +145,7 @@ void Completer::Finish(PendingOp& op) {
     // A Future callback threw; torch reports callback errors through the Future itself,
     // and this thread must survive to complete the operations behind this one.
   }
-  CompletionHook hook;
+  OnCompletionHook hook;
   {
     std::lock_guard<std::mutex> lock(mu_);
     hook = hook_;

@@ -46,7 +46,7 @@ struct PendingOp {
 };
 
 // torch's completion hook (registerOnCompletionHook): told of each op once it completed.
-using CompletionHook = std::function<void(std::shared_ptr<c10d::WorkInfo>)>;
+using OnCompletionHook = std::function<void(std::shared_ptr<c10d::WorkInfo>)>;
 
 class Completer {
  public:
@@ -62,7 +62,9 @@ class Completer {
   void WaitPending();
   // Called on this thread after each later operation's Work completed, with its type,
   // seq, issue and completion times (activeDuration: issue to completion). Once.
-  void SetCompletionHook(CompletionHook hook);
+  void SetCompletionHook(OnCompletionHook hook);
+  // Called on this thread when an operation fails for the first time (once).
+  void SetFirstFailure(std::function<void()> fn);
   // weftCommAbort on the communicator, from any thread: every pending request fails
   // (weft: within about 100 ms) and its Work with it. The communicator is freed.
   void Abort();
@@ -83,7 +85,8 @@ class Completer {
   std::list<PendingOp> queue_;
   uint64_t pushed_ = 0;    // (mu_)
   uint64_t finished_ = 0;  // (mu_)
-  CompletionHook hook_;    // (mu_; read by the thread when it finishes an op)
+  OnCompletionHook hook_;    // (mu_; read by the thread when it finishes an op)
+  std::function<void()> first_failure_;  // (mu_), cleared once called
   bool stop_ = false;
   std::thread thread_;
 };

@@ -63,6 +63,48 @@ void WeftBackend::setTimeout(std::chrono::milliseconds timeout) {
   default_timeout_ms_ = static_cast<uint64_t>(timeout.count());
 }
 
+std::function<void()> WeftBackend::AbortHooksFn() {
+  c10::weak_intrusive_ptr<WeftBackend> weak(
+      c10::intrusive_ptr<WeftBackend>::unsafe_reclaim_from_nonowning(this));
+  return [weak] {
+    if (c10::intrusive_ptr<WeftBackend> backend = weak.lock()) backend->RunAbortHooks();
+  };
+}
+
+void WeftBackend::registerAbortHook(int64_t hook_id, c10d::AbortHook hook) {
+  TORCH_CHECK(hook, "weft registerAbortHook: rank ", rank_, ": hook ", hook_id, " is empty");
+  {
+    std::lock_guard<std::mutex> lock(hooks_mu_);
+    TORCH_CHECK(abort_hooks_.emplace(hook_id, std::move(hook)).second,
+                "weft registerAbortHook: rank ", rank_, ": hook id ", hook_id,
+                " is already registered");
+  }
+  // Here, not in the constructor: the weak reference needs the group to be owned already.
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  if (completer_) completer_->SetFirstFailure(AbortHooksFn());
+}
+
+void WeftBackend::unregisterAbortHook(int64_t hook_id) {
+  std::lock_guard<std::mutex> lock(hooks_mu_);
+  TORCH_CHECK(abort_hooks_.erase(hook_id) == 1, "weft unregisterAbortHook: rank ", rank_,
+              ": no hook with id ", hook_id);
+}
+
+void WeftBackend::RunAbortHooks() {
+  std::vector<c10d::AbortHook> hooks;
+  {
+    std::lock_guard<std::mutex> lock(hooks_mu_);
+    for (auto& [id, hook] : abort_hooks_) hooks.push_back(hook);
+  }
+  for (auto& hook : hooks) {
+    try {
+      hook();
+    } catch (const std::exception& e) {
+      TORCH_WARN("weft: rank ", rank_, ": an abort hook threw: ", e.what());
+    }
+  }
+}
+
 std::function<void()> WeftBackend::AbortGroupFn() {
   c10::weak_intrusive_ptr<WeftBackend> weak(
       c10::intrusive_ptr<WeftBackend>::unsafe_reclaim_from_nonowning(this));
@@ -100,7 +142,7 @@ c10::intrusive_ptr<c10d::Backend> WeftBackend::shrink(const std::vector<int64_t>
   return c10::make_intrusive<WeftBackend>(newcomm, rank, size, child_timeout);
 }
 
-void WeftBackend::registerOnCompletionHook(CompletionHook&& hook) {
+void WeftBackend::registerOnCompletionHook(OnCompletionHook&& hook) {
   std::lock_guard<std::mutex> lock(issue_mu_);
   TORCH_CHECK(!onCompletionHook_, "weft: rank ", rank_,
               ": a completion hook is already registered on this group (one per group)");
@@ -130,6 +172,7 @@ void WeftBackend::shutdown() {
 }
 
 void WeftBackend::abort() {
+  RunAbortHooks();  // before anything is torn down, outside the issue lock
   // The issue lock is held only while requests are issued (never while one is waited
   // on), so taking it here is bounded and keeps a Launch from using a freed comm_.
   std::lock_guard<std::mutex> lock(issue_mu_);

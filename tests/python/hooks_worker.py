@@ -52,5 +52,36 @@ for op_type, seq, duration, started, finished in infos:
     assert duration.total_seconds() >= 0 and finished >= started, (op_type, duration)
 assert threading.get_ident() not in hook_threads, "hooks run on weft's completer thread"
 assert torch.equal(got, torch.full((5,), float(left))) and x[0].item() == world
+
+# Abort hooks, on a group of their own: run when the group's first op fails (weft fails
+# the communicator there), and again before abort().
+sub = dist.new_group()
+assert sub.supports_abort_hooks
+calls = []
+sub.register_abort_hook(7, lambda: calls.append("seven"))
+sub.register_abort_hook(3, lambda: calls.append("three"))
+sub.unregister_abort_hook(7)
+try:
+    sub.unregister_abort_hook(7)
+    raise AssertionError("an unknown hook id was unregistered")
+except RuntimeError as e:
+    assert "no hook with id 7" in str(e), e
+# Rank 0 expects 10 floats, rank 1 sends 5: the receive fails, and the barrier after it
+# on every rank.
+if rank == 0:
+    bad = dist.irecv(torch.empty(10), 1, group=sub)
+elif rank == 1:
+    bad = dist.isend(torch.ones(5), 0, group=sub)
+failed = 0
+for work in ([bad] if rank < 2 else []) + [dist.barrier(group=sub, async_op=True)]:
+    try:
+        work.wait()
+    except RuntimeError:
+        failed += 1
+assert failed >= 1, "nothing failed"
+sub._wait_for_pending_works()
+assert calls == ["three"], calls
+sub.abort()
+assert calls == ["three", "three"], calls
 print(f"rank {rank}: HOOKS-OK", flush=True)
 dist.destroy_process_group()  # waits for pending works again, as torch does with hooks
