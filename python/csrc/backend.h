@@ -85,6 +85,13 @@ class WeftBackend : public c10d::Backend {
   // run them twice (torch asks hooks to be idempotent). A hook that throws is reported
   // (TORCH_WARN) and the others still run.
   bool supportsAbortHooks() const override { return true; }
+  // allocate_tensor (FSDP2's set_allocate_memory_from_process_group_for_comm): a 1-D CPU
+  // tensor in weft's shared memory, as weft.torch.empty makes, which collectives on one
+  // host read in place (a single pass: "Tensors in shared memory" in docs/TORCH.md).
+  // supports_tensor_alloc is true for the CPU (device index -1) only; a CUDA device is
+  // refused by allocate_tensor with the reason.
+  bool supportsTensorAlloc(c10::DeviceIndex device_index) override { return device_index < 0; }
+  at::Tensor allocateTensor(long size, at::TensorOptions options = {}) override;
   void registerAbortHook(int64_t hook_id, c10d::AbortHook hook) override;
   void unregisterAbortHook(int64_t hook_id) override;
   void startTimeEstimate() override;

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "backend.h"
+
 namespace weft_torch {
 
 at::Tensor EmptyShared(const std::vector<int64_t>& sizes, at::ScalarType dtype) {
@@ -28,6 +30,15 @@ at::Tensor EmptyShared(const std::vector<int64_t>& sizes, at::ScalarType dtype) 
   return at::from_blob(
       ptr, sizes, [](void* p) { weftMemFree(p); },
       at::TensorOptions().dtype(dtype).device(at::kCPU));
+}
+
+at::Tensor WeftBackend::allocateTensor(long size, at::TensorOptions options) {
+  TORCH_CHECK_VALUE(!options.has_device() || options.device().is_cpu(),
+                    "weft allocate_tensor: rank ", rank_, ": weft allocates CPU tensors only (its "
+                    "shared memory), not on ", options.device(),
+                    "; supports_tensor_alloc says so for a device with an index");
+  return EmptyShared({static_cast<int64_t>(size)},
+                     c10::typeMetaToScalarType(options.dtype()));
 }
 
 }  // namespace weft_torch

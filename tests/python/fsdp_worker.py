@@ -1,7 +1,8 @@
 """One rank of FSDP2 (fully_shard) training on CPU over a weft default group.
 
 Trains 5 steps; every rank also trains an unsharded copy on the whole global batch
-locally. With equal per-rank batches FSDP's averaged gradients equal the global-batch
+locally. WEFT_TEST_PG_ALLOC=1: FSDP's all-gather buffers come from the group's
+allocate_tensor (weft's shared memory). With equal per-rank batches FSDP's averaged gradients equal the global-batch
 gradients, so the gathered parameters must match the local reference.
 Writes $WEFT_TEST_OUT/rank<r>.json: {"max_diff": float} or {"skip": reason}.
 """
@@ -42,6 +43,28 @@ def main():
         if isinstance(layer, torch.nn.Linear):
             fully_shard(layer, mesh=mesh)
     fully_shard(net, mesh=mesh)
+    pg_allocs = [0]
+    if os.environ.get("WEFT_TEST_PG_ALLOC") == "1":
+        # Counts FSDP's calls of the backend's allocate_tensor.
+        from torch._C._distributed_c10d import Backend
+        allocate = Backend.allocate_tensor
+
+        def counted(self, *args, **kwargs):
+            pg_allocs[0] += 1
+            return allocate(self, *args, **kwargs)
+        Backend.allocate_tensor = counted
+        # FSDP's all-gather buffers from the group (allocate_tensor: weft's shared memory).
+        backend = dist.group.WORLD._get_backend(torch.device("cpu"))
+        assert backend.supports_tensor_alloc(torch.device("cpu"))
+        t = allocate(backend, 1 << 16, dtype=torch.float32, device=torch.device("cpu"))
+        assert t.shape == (1 << 16,) and t.dtype == torch.float32
+        t.fill_(RANK + 1)
+        dist.all_reduce(t)
+        assert torch.equal(t, torch.full((1 << 16,), float(WORLD * (WORLD + 1) // 2))), t[:3]
+        # Per FSDP module: each has its own parameter group.
+        for m in net.modules():
+            if hasattr(m, "set_allocate_memory_from_process_group_for_comm"):
+                m.set_allocate_memory_from_process_group_for_comm(True)
     ref = model()
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
     ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
@@ -58,7 +81,7 @@ def main():
         ref_opt.step()
     diffs = [(p.full_tensor() - q).abs().max().item()
              for p, q in zip(net.parameters(), ref.parameters())]
-    json.dump({"max_diff": max(diffs)}, open(out, "w"))
+    json.dump({"max_diff": max(diffs), "pg_allocs": pg_allocs[0]}, open(out, "w"))
     dist.destroy_process_group()
 
 
