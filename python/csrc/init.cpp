@@ -173,8 +173,10 @@ void WeftBackend::shutdown() {
 
 void WeftBackend::abort() {
   RunAbortHooks();  // before anything is torn down, outside the issue lock
-  // The issue lock is held only while requests are issued (never while one is waited
-  // on), so taking it here is bounded and keeps a Launch from using a freed comm_.
+  // The issue lock is held only while requests are issued (CPU ops are never waited on
+  // under it; a CUDA op's stream calls and a CUDA batch's end wait for completion under
+  // WEFT_CUDA_STREAM_WAIT=sync, bounded by WEFT_TIMEOUT), so taking it here is bounded and
+  // keeps a Launch from using a freed comm_.
   std::lock_guard<std::mutex> lock(issue_mu_);
   if (completer_) completer_->Abort();
   comm_ = nullptr;  // freed by weftCommAbort; shutdown only drains the completer now

@@ -53,4 +53,16 @@ void RunCopyBacks(const CopyBacks& copy_backs) {
   for (const auto& [dst, src] : copy_backs) dst.copy_(src);
 }
 
+std::function<void()> CopyBackFn(CopyBacks copy_backs) {
+  if (copy_backs.empty()) return nullptr;
+  return [cb = std::move(copy_backs)] { RunCopyBacks(cb); };
+}
+
+const at::Tensor& Single(const std::vector<at::Tensor>& tensors, const char* op) {
+  TORCH_CHECK(tensors.size() == 1, "weft ", op, ": expects one tensor per call (got ",
+              tensors.size(), ")");
+  CheckDense(tensors[0], op);
+  return tensors[0];
+}
+
 }  // namespace weft_torch

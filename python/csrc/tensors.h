@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <initializer_list>
 #include <utility>
 #include <vector>
@@ -34,5 +35,15 @@ at::Tensor ContiguousBuffer(const at::Tensor& t, bool is_output, CopyBacks& copy
 // Runs every copy-back: on the completer thread after weft finished (CPU tensors), or on
 // the current CUDA stream right after weft's stream calls (CUDA tensors).
 void RunCopyBacks(const CopyBacks& copy_backs);
+// The same as an operation's on_success: null when there is nothing to copy back.
+std::function<void()> CopyBackFn(CopyBacks copy_backs);
+
+// The one tensor of an operation that takes one per call (CheckDense applied).
+const at::Tensor& Single(const std::vector<at::Tensor>& tensors, const char* op);
+
+// A stream call's pointer for `t`: NULL when it holds no bytes. An empty CUDA tensor's
+// data pointer may be NULL or not; passing NULL on both sides of an empty message keeps
+// weft from seeing a device buffer on one rank and a host one on the other.
+inline void* StreamPtr(const at::Tensor& t) { return Bytes(t) > 0 ? t.data_ptr() : nullptr; }
 
 }  // namespace weft_torch
