@@ -82,6 +82,14 @@ inline Call MakeBarrier() {
   return MakeCollective(sched::Collective::kBarrier, nullptr, nullptr, 0, DataType::kUint8);
 }
 
+// The schedule spec of collective `call` on `rank` of `size` ranks, without a topology: a
+// barrier moves no elements, whatever count the call carries.
+inline sched::CollectiveSpec SpecOf(const Call& call, int rank, int size) {
+  sched::CollectiveSpec spec{call.coll, rank, size, call.root, call.count, nullptr};
+  if (call.coll == sched::Collective::kBarrier) spec.count = 0;
+  return spec;
+}
+
 // Broadcast, reduce, gather and scatter: the collectives whose `root` means something.
 bool HasRoot(sched::Collective c);
 // Allreduce, reduce and reducescatter: the collectives whose `op` means something.

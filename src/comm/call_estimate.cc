@@ -10,8 +10,8 @@
 namespace weft::comm {
 
 Result<double> CallEstimator::CollectiveUs(const Call& call) const {
-  sched::CollectiveSpec spec{call.coll, rank_, size_, call.root, call.count, topology_};
-  if (call.coll == sched::Collective::kBarrier) spec.count = 0;
+  sched::CollectiveSpec spec = SpecOf(call, rank_, size_);
+  spec.topology = topology_;
   const size_t esize = DataTypeSize(call.dtype);
   WEFT_ASSIGN_OR_RETURN(sched::PlanChoice choice, planner_.Explain({spec, esize}));
   const double us =

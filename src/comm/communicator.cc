@@ -189,17 +189,15 @@ Result<std::shared_ptr<Request>> Communicator::IssueInGroup(const Call& call, vo
   if (stream == nullptr && !DeviceCalls::HasDeviceBuffer(call)) return calls_.Push(call);
   Status failed = AsyncError();
   if (!failed.ok()) return RefusedAfterFailure(rank_, call, failed);
-  WEFT_ASSIGN_OR_RETURN(int device, device_.DeviceOf(call));
-  WEFT_ASSIGN_OR_RETURN(std::shared_ptr<Request> request, calls_.Push(call, [&](Task& task) {
-    return device_.Admit(task, device, stream, share);
-  }));
+  WEFT_ASSIGN_OR_RETURN(std::shared_ptr<Request> request, EnqueueOnStream(call, stream, share));
   if (device_.synchronous()) return request;
   return std::shared_ptr<Request>();
 }
 
-Result<std::shared_ptr<Request>> Communicator::EnqueueOnStream(const Call& call, void* stream) {
+Result<std::shared_ptr<Request>> Communicator::EnqueueOnStream(const Call& call, void* stream,
+                                                               StreamShare* share) {
   WEFT_ASSIGN_OR_RETURN(int device, device_.DeviceOf(call));
-  return calls_.Push(call, [&](Task& task) { return device_.Admit(task, device, stream); });
+  return calls_.Push(call, [&](Task& task) { return device_.Admit(task, device, stream, share); });
 }
 
 bool Communicator::PointToPointInFlight() { return !p2p_->Empty(); }

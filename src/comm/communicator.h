@@ -179,8 +179,10 @@ class Communicator : private CallQueue::Runner {
   // The bound of `call`'s waits: its own timeout, or the communicator's for the
   // library's calls that carry none.
   double TimeoutOf(const Call& call) const { return TimeoutOr(call, timeout_s()); }
-  // Queues a call for the worker behind a gate on `stream` (device buffers or a stream).
-  Result<std::shared_ptr<Request>> EnqueueOnStream(const Call& call, void* stream);
+  // Queues a call for the worker behind a gate on `stream` (device buffers or a stream);
+  // with `share`, a group's place on that stream (IssueInGroup).
+  Result<std::shared_ptr<Request>> EnqueueOnStream(const Call& call, void* stream,
+                                                   StreamShare* share = nullptr);
   void StartPointToPoint(Task task) REQUIRES(exec_mu_);
   Result<std::vector<std::string>> AllGatherStrings(const std::string& mine);
 

@@ -25,8 +25,7 @@ Result<const PreparedCall*> PlanCache::Prepare(const Call& call, uint16_t kind, 
     const Call& last = slot.plan.call;
     if (!slot.valid || slot.mode != mode || last.coll != call.coll || last.root != call.root ||
         last.count != call.count || DataTypeSize(last.dtype) != DataTypeSize(call.dtype)) {
-      sched::CollectiveSpec spec{call.coll, rank_, size_, call.root, call.count, nullptr};
-      if (call.coll == sched::Collective::kBarrier) spec.count = 0;
+      sched::CollectiveSpec spec = SpecOf(call, rank_, size_);
       spec.registered = mode != BufferMode::kPlain;
       spec.may_be_in_place = mode != BufferMode::kRegisteredOutOfPlace;
       WEFT_ASSIGN_OR_RETURN(schedule, LookUpSchedule(spec, DataTypeSize(call.dtype), &algo));

@@ -36,8 +36,7 @@ PreparedCall PrepareCall(const Call& call, int rank, int size, const sched::Sche
   p.ctx.abort = abort;
 
   const size_t esize = DataTypeSize(call.dtype);
-  sched::CollectiveSpec spec{call.coll, rank, size, call.root, call.count, nullptr};
-  if (call.coll == Collective::kBarrier) spec.count = 0;
+  const sched::CollectiveSpec spec = SpecOf(call, rank, size);
   p.in_bytes = sched::InputCount(spec) * esize;
   p.out_bytes = sched::OutputCount(spec) * esize;
   p.scratch_bytes = schedule.scratch_count * esize;
