@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 
 #include "check_dtypes.h"
@@ -204,9 +205,15 @@ void CaseRun::FillInputs() {
        c_.coll == Coll::kAllReduce || c_.coll == Coll::kReduce || c_.coll == Coll::kSendRecv)
           ? c_.count
           : c_.count * static_cast<size_t>(nranks_);
-  void* in = SendPtr();
+  char* in = static_cast<char*>(SendPtr());
   const CaseValues values(t, op, nranks_, c_.salt);
-  for (size_t i = 0; i < in_elems; ++i) StoreElem(t, in, i, values.Input(rank_, i));
+  WithDType(t, [&](auto dtype) {
+    using U = BitsOf<SizeOf(dtype)>;
+    for (size_t i = 0; i < in_elems; ++i) {
+      const auto bits = static_cast<U>(values.InputBits(rank_, i));
+      std::memcpy(in + i * sizeof(U), &bits, sizeof(U));
+    }
+  });
 }
 
 weftResult_t CaseRun::Start(weftComm_t comm, std::string* error) {
@@ -317,74 +324,83 @@ bool CaseRun::SpoilOneOutput() {
 }
 
 std::string CaseRun::Verify() const {
-  const weftDataType_t t = c_.dtype;
+  return WithDType(c_.dtype, [&](auto dtype) { return VerifyAs<dtype>(); });
+}
+
+// Moved data is compared bit for bit with the input it came from; reduced data as a
+// value, within the reduction's error bound.
+template <weftDataType_t T>
+std::string CaseRun::VerifyAs() const {
+  using U = BitsOf<SizeOf(T)>;
   const size_t n = c_.count;
   size_t bad = 0, checked = 0;
   std::string first;
-  auto check = [&](const char* what, const void* buf, size_t i, const Expected& e) {
-    ++checked;
-    double got = LoadElem(t, buf, i);
-    if (Matches(e, got)) return;
-    if (bad++ == 0) {
-      first = std::string(what) + " index " + std::to_string(i) + " got " + Fmt(got) +
-              " expected " + Fmt(e.value);
-      if (e.tolerance > 0) first += " (tol " + Fmt(e.tolerance) + ")";
-    }
+  auto fail = [&](const char* what, const void* buf, size_t i, const Expected& e) {
+    if (bad++ > 0) return;
+    first = std::string(what) + " index " + std::to_string(i) + " got " + Fmt(LoadAs<T>(buf, i)) +
+            " expected " + Fmt(e.value);
+    if (e.tolerance > 0) first += " (tol " + Fmt(e.tolerance) + ")";
   };
   // Reductions' inputs feed the op; movement collectives' inputs are op-less values.
   std::optional<weftRedOp_t> op;
   if (IsReduction(c_.coll)) op = c_.op;
-  const CaseValues values(t, op, nranks_, c_.salt);
-  auto moved = [&](int src_rank, size_t src_index) {
-    return Expected{values.Input(src_rank, src_index), 0};
+  const CaseValues values(c_.dtype, op, nranks_, c_.salt);
+  auto moved = [&](const char* what, const void* buf, size_t i, int src_rank, size_t src_index) {
+    ++checked;
+    U got;
+    std::memcpy(&got, static_cast<const char*>(buf) + i * sizeof(U), sizeof(U));
+    if (got == static_cast<U>(values.InputBits(src_rank, src_index))) return;
+    fail(what, buf, i, Expected{values.Input(src_rank, src_index), 0});
   };
-  auto reduced = [&](size_t index) { return values.Reduced(index); };
+  auto reduced = [&](const void* buf, size_t i, size_t index) {
+    ++checked;
+    const Expected e = values.Reduced(index);
+    if (!Matches(e, LoadAs<T>(buf, i))) fail("recvbuff", buf, i, e);
+  };
   auto* self = const_cast<CaseRun*>(this);  // the pointer helpers do not modify
   const void* out = self->RecvPtr();
   const bool root = rank_ == c_.root;
+  const char* kOut = "recvbuff";
 
   switch (c_.coll) {
     case Coll::kAllReduce:
-      for (size_t i = 0; i < n; ++i) check("recvbuff", out, i, reduced(i));
+      for (size_t i = 0; i < n; ++i) reduced(out, i, i);
       break;
     case Coll::kReduce:
       if (root)
-        for (size_t i = 0; i < n; ++i) check("recvbuff", out, i, reduced(i));
+        for (size_t i = 0; i < n; ++i) reduced(out, i, i);
       break;
     case Coll::kBroadcast:
-      for (size_t i = 0; i < n; ++i) check("recvbuff", out, i, moved(c_.root, i));
+      for (size_t i = 0; i < n; ++i) moved(kOut, out, i, c_.root, i);
       break;
     case Coll::kAllGather:
       for (int p = 0; p < nranks_; ++p)
-        for (size_t i = 0; i < n; ++i) check("recvbuff", out, p * n + i, moved(p, i));
+        for (size_t i = 0; i < n; ++i) moved(kOut, out, p * n + i, p, i);
       break;
     case Coll::kGather:
       if (root)
         for (int p = 0; p < nranks_; ++p)
-          for (size_t i = 0; i < n; ++i) check("recvbuff", out, p * n + i, moved(p, i));
+          for (size_t i = 0; i < n; ++i) moved(kOut, out, p * n + i, p, i);
       break;
     case Coll::kReduceScatter:
-      for (size_t i = 0; i < n; ++i) check("recvbuff", out, i, reduced(rank_ * n + i));
+      for (size_t i = 0; i < n; ++i) reduced(out, i, rank_ * n + i);
       break;
     case Coll::kScatter:
-      for (size_t i = 0; i < n; ++i) check("recvbuff", out, i, moved(c_.root, rank_ * n + i));
+      for (size_t i = 0; i < n; ++i) moved(kOut, out, i, c_.root, rank_ * n + i);
       break;
     case Coll::kAllToAll:
       for (int p = 0; p < nranks_; ++p)
-        for (size_t i = 0; i < n; ++i) check("recvbuff", out, p * n + i, moved(p, rank_ * n + i));
+        for (size_t i = 0; i < n; ++i) moved(kOut, out, p * n + i, p, rank_ * n + i);
       break;
     case Coll::kSendRecv:
-      for (size_t i = 0; i < n; ++i)
-        check("recvbuff", out, i, moved((rank_ + nranks_ - 1) % nranks_, i));
+      for (size_t i = 0; i < n; ++i) moved(kOut, out, i, (rank_ + nranks_ - 1) % nranks_, i);
       break;
     case Coll::kBarrier: break;
   }
   // Out of place, the send buffer is const: it must come back unchanged.
   const bool has_input = !((c_.coll == Coll::kBroadcast || c_.coll == Coll::kScatter) && !root);
   if (!c_.in_place && has_input && c_.coll != Coll::kBarrier) {
-    for (size_t i = 0; i < send_elems_; ++i) {
-      check("sendbuff (modified)", send_, i, Expected{values.Input(rank_, i), 0});
-    }
+    for (size_t i = 0; i < send_elems_; ++i) moved("sendbuff (modified)", send_, i, rank_, i);
   }
   if (bad == 0) return "";
   return "FAIL " + Describe(c_) + " rank=" + std::to_string(rank_) + ": " + first + " [" +

@@ -83,6 +83,8 @@ class CaseRun {
   void* RecvPtr();
   void FillInputs();
   size_t OutputElems() const;  // how many elements Verify checks at RecvPtr
+  template <weftDataType_t T>
+  std::string VerifyAs() const;  // Verify for dtype T
 
   Case c_;
   int rank_, nranks_;

@@ -74,46 +74,54 @@ CaseValues::CaseValues(weftDataType_t dtype, std::optional<weftRedOp_t> op, int 
   for (int r = 0; r < nranks; ++r) rank_seeds_[r] = Mix(salt * 1000003u + static_cast<uint64_t>(r));
   for (int high = 0; high < 2; ++high) {
     auto& t = table_[high];
+    auto& bits = bits_[high];
     t.resize(modulus_);
-    for (uint64_t b = 0; b < modulus_; ++b) t[b] = RoundTo(dtype, RawValue(d, op, high != 0, b));
+    bits.assign(modulus_, 0);
+    for (uint64_t b = 0; b < modulus_; ++b) {
+      StoreElem(dtype, &bits[b], 0, RawValue(d, op, high != 0, b));  // little-endian low bytes
+      t[b] = LoadElem(dtype, &bits[b], 0);
+    }
   }
 }
 
 Expected CaseValues::Reduced(size_t index) const {
-  double sum = 0, abs_sum = 0, prod = 1;
-  double lo = INFINITY, hi = -INFINITY;
-  for (int r = 0; r < nranks_; ++r) {
-    const double x = Input(r, index);
-    sum += x;
-    abs_sum += std::fabs(x);
-    prod *= x;
-    lo = std::min(lo, x);
-    hi = std::max(hi, x);
-  }
-  // A sum of n floats in any order is within (n-1)*u*sum|x| of the exact sum; one more
-  // u for rounding the result to the type, one for the division of avg.
+  // One loop per op: this runs for every element of every reduction case, on every rank.
   const double n = nranks_;
-  switch (op_.value_or(weftSum)) {
-    case weftSum:
-      return {sum, (n + 1) * eps_ * abs_sum};
-    case weftProd:
-      return {prod, (n + 1) * eps_ * std::fabs(prod)};
+  const weftRedOp_t op = op_.value_or(weftSum);
+  if (nranks_ < 1) return {NAN, 0};
+  switch (op) {
     case weftMin:
-      return {lo, 0};
-    case weftMax:
-      return {hi, 0};
-    case weftAvg:
+    case weftMax: {
+      const bool min = op == weftMin;
+      double best = Input(0, index);
+      for (int r = 1; r < nranks_; ++r) {
+        const double x = Input(r, index);
+        best = min ? std::min(best, x) : std::max(best, x);
+      }
+      return {best, 0};
+    }
+    case weftProd: {
+      double prod = 1;
+      for (int r = 0; r < nranks_; ++r) prod *= Input(r, index);
+      return {prod, (n + 1) * eps_ * std::fabs(prod)};
+    }
+    case weftSum:
+    case weftAvg: {
+      double sum = 0, abs_sum = 0;
+      for (int r = 0; r < nranks_; ++r) {
+        const double x = Input(r, index);
+        sum += x;
+        abs_sum += std::fabs(x);
+      }
+      // A sum of n floats in any order is within (n-1)*u*sum|x| of the exact sum; one
+      // more u for rounding the result to the type, one for the division of avg.
+      if (op == weftSum) return {sum, (n + 1) * eps_ * abs_sum};
       if (!is_float_) return {std::trunc(sum / n), 0};  // integer division truncates
       return {sum / n, (n + 2) * eps_ * abs_sum / n};
+    }
     default:
       return {NAN, 0};
   }
-}
-
-bool Matches(const Expected& e, double got) {
-  if (std::isnan(got)) return false;
-  if (e.tolerance == 0) return got == e.value;
-  return std::fabs(got - e.value) <= e.tolerance;
 }
 
 }  // namespace check

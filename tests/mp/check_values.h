@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -34,11 +35,11 @@ class CaseValues {
   CaseValues(weftDataType_t dtype, std::optional<weftRedOp_t> op, int nranks, uint64_t salt);
 
   // The input of `rank` at element `index`, already rounded to the dtype.
-  double Input(int rank, size_t index) const {
-    // The high half of hash * modulus: a bucket in [0, modulus) without a division.
-    const uint64_t b =
-        static_cast<uint64_t>((static_cast<unsigned __int128>(Hash(rank, index)) * modulus_) >> 64);
-    return table_[TableOf(rank)][b];
+  double Input(int rank, size_t index) const { return table_[TableOf(rank)][Bucket(rank, index)]; }
+  // The same input as the dtype stores it (its bit pattern in the low bytes), so that
+  // filling and checking moved data are a store and a compare per element.
+  uint64_t InputBits(int rank, size_t index) const {
+    return bits_[TableOf(rank)][Bucket(rank, index)];
   }
   // The reduction of every rank's input at `index` (needs an op).
   Expected Reduced(size_t index) const;
@@ -55,6 +56,11 @@ class CaseValues {
   uint64_t Hash(int rank, size_t index) const {
     return Mix(rank_seeds_[static_cast<size_t>(rank)] ^ index);
   }
+  // The high half of hash * modulus: a bucket in [0, modulus) without a division.
+  uint64_t Bucket(int rank, size_t index) const {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(Hash(rank, index)) * modulus_) >>
+                                 64);
+  }
   // Products depend on the rank: only ranks below 6 may contribute a factor of 2.
   static int TableOf(int rank) { return rank < 6 ? 0 : 1; }
 
@@ -65,8 +71,12 @@ class CaseValues {
   uint64_t modulus_;
   std::vector<uint64_t> rank_seeds_;
   std::array<std::vector<double>, 2> table_;  // [TableOf(rank)][bucket]
+  std::array<std::vector<uint64_t>, 2> bits_;  // the same, as stored
 };
 
-bool Matches(const Expected& e, double got);
+inline bool Matches(const Expected& e, double got) {
+  if (e.tolerance == 0) return got == e.value;     // false for a NaN
+  return std::fabs(got - e.value) <= e.tolerance;  // false for a NaN
+}
 
 }  // namespace check
