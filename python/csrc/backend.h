@@ -85,6 +85,15 @@ class WeftBackend : public c10d::Backend {
   // run them twice (torch asks hooks to be idempotent). A hook that throws is reported
   // (TORCH_WARN) and the others still run.
   bool supportsAbortHooks() const override { return true; }
+  // Keyed completion hooks (torch's FlightRecorderHook, which torch attaches to every
+  // group, registers one to retire its entries): called on the completer thread once per
+  // CPU op whose Work completed successfully, with the Work's getCompletionKey(); a failed
+  // op fires nothing. duration_ms is nullopt: weft does not time an op apart from its
+  // queueing. CUDA ops complete on their stream and are not reported. A hook that throws
+  // is reported (TORCH_WARN) and the others still run.
+  bool supportsCompletionHooks() const override { return true; }
+  void registerCompletionHook(int64_t hook_id, c10d::CompletionHook hook) override;
+  void unregisterCompletionHook(int64_t hook_id) override;
   // allocate_tensor (FSDP2's set_allocate_memory_from_process_group_for_comm): a 1-D CPU
   // tensor in weft's shared memory, as weft.torch.empty makes, which collectives on one
   // host read in place (a single pass: "Tensors in shared memory" in docs/TORCH.md).
@@ -221,6 +230,7 @@ class WeftBackend : public c10d::Backend {
   // The abort hooks, in id order (any thread), and a function that runs them if this
   // backend still exists (for the completer).
   void RunAbortHooks();
+  void RunCompletionHooks(uint64_t completion_key);
   std::function<void()> AbortHooksFn();
 
   c10::intrusive_ptr<c10d::Work> AllReduceMany(std::vector<at::Tensor>& tensors,
@@ -255,7 +265,8 @@ class WeftBackend : public c10d::Backend {
   bool aborted_ = false;  // abort() ran (issue_mu_)
   std::mutex issue_mu_;  // weft: one thread at a time per communicator
   std::mutex hooks_mu_;
-  std::map<int64_t, c10d::AbortHook> abort_hooks_;  // (hooks_mu_)
+  std::map<int64_t, c10d::AbortHook> abort_hooks_;            // (hooks_mu_)
+  std::map<int64_t, c10d::CompletionHook> completion_hooks_;  // (hooks_mu_)
   // Shared: waitForPendingWorks waits on it without the issue lock (so abort() can end
   // the wait), while shutdown() may drop the group's reference.
   std::shared_ptr<Completer> completer_;

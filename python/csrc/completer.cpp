@@ -33,6 +33,11 @@ void Completer::SetFirstFailure(std::function<void()> fn) {
   first_failure_ = std::move(fn);
 }
 
+void Completer::SetSuccessListener(std::function<void(uint64_t)> fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_success_ = std::move(fn);
+}
+
 void Completer::Drain() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -146,9 +151,11 @@ void Completer::Finish(PendingOp& op) {
     // and this thread must survive to complete the operations behind this one.
   }
   OnCompletionHook hook;
+  std::function<void(uint64_t)> on_success;
   {
     std::lock_guard<std::mutex> lock(mu_);
     hook = hook_;
+    if (!error) on_success = on_success_;
   }
   if (hook) {
     const auto now = std::chrono::steady_clock::now();
@@ -160,6 +167,7 @@ void Completer::Finish(PendingOp& op) {
       TORCH_WARN("weft: the completion hook threw: ", e.what());
     }
   }
+  if (on_success) on_success(op.work->getCompletionKey());
   op.work.reset();
   std::lock_guard<std::mutex> lock(mu_);
   ++finished_;

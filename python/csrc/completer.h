@@ -65,6 +65,9 @@ class Completer {
   void SetCompletionHook(OnCompletionHook hook);
   // Called on this thread when an operation fails for the first time (once).
   void SetFirstFailure(std::function<void()> fn);
+  // Called on this thread with the completion key of each later operation whose Work
+  // completed successfully (a failed one is not reported), after the hook above.
+  void SetSuccessListener(std::function<void(uint64_t completion_key)> fn);
   // weftCommAbort on the communicator, from any thread: every pending request fails
   // (weft: within about 100 ms) and its Work with it. The communicator is freed.
   void Abort();
@@ -87,6 +90,7 @@ class Completer {
   uint64_t finished_ = 0;  // (mu_)
   OnCompletionHook hook_;    // (mu_; read by the thread when it finishes an op)
   std::function<void()> first_failure_;  // (mu_), cleared once called
+  std::function<void(uint64_t)> on_success_;  // (mu_)
   bool stop_ = false;
   std::thread thread_;
 };

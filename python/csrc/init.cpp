@@ -105,6 +105,47 @@ void WeftBackend::RunAbortHooks() {
   }
 }
 
+void WeftBackend::registerCompletionHook(int64_t hook_id, c10d::CompletionHook hook) {
+  TORCH_CHECK(hook, "weft registerCompletionHook: rank ", rank_, ": hook ", hook_id, " is empty");
+  {
+    std::lock_guard<std::mutex> lock(hooks_mu_);
+    TORCH_CHECK(completion_hooks_.emplace(hook_id, std::move(hook)).second,
+                "weft registerCompletionHook: rank ", rank_, ": hook id ", hook_id,
+                " is already registered");
+  }
+  c10::weak_intrusive_ptr<WeftBackend> weak(
+      c10::intrusive_ptr<WeftBackend>::unsafe_reclaim_from_nonowning(this));
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  if (completer_) {
+    completer_->SetSuccessListener([weak](uint64_t key) {
+      if (c10::intrusive_ptr<WeftBackend> backend = weak.lock()) backend->RunCompletionHooks(key);
+    });
+  }
+}
+
+void WeftBackend::unregisterCompletionHook(int64_t hook_id) {
+  std::lock_guard<std::mutex> lock(hooks_mu_);
+  TORCH_CHECK(completion_hooks_.erase(hook_id) == 1, "weft unregisterCompletionHook: rank ",
+              rank_, ": no hook with id ", hook_id);
+}
+
+void WeftBackend::RunCompletionHooks(uint64_t completion_key) {
+  std::vector<c10d::CompletionHook> hooks;
+  {
+    std::lock_guard<std::mutex> lock(hooks_mu_);
+    for (auto& [id, hook] : completion_hooks_) hooks.push_back(hook);
+  }
+  c10d::CompletionHookArgs args;
+  args.completionKey = completion_key;
+  for (auto& hook : hooks) {
+    try {
+      hook(args);
+    } catch (const std::exception& e) {
+      TORCH_WARN("weft: rank ", rank_, ": a completion hook threw: ", e.what());
+    }
+  }
+}
+
 std::function<void()> WeftBackend::AbortGroupFn() {
   c10::weak_intrusive_ptr<WeftBackend> weak(
       c10::intrusive_ptr<WeftBackend>::unsafe_reclaim_from_nonowning(this));

@@ -1,10 +1,20 @@
 #include "work.h"
 
+#include <atomic>
+
 namespace weft_torch {
+
+namespace {
+uint64_t NextCompletionKey() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
 
 WeftWork::WeftWork(int rank, c10d::OpType type, const char* title,
                    std::vector<at::Tensor> outputs, std::vector<c10::Device> devices)
     : c10d::Work(rank, type, title),
+      completion_key_(NextCompletionKey()),
       outputs_(std::move(outputs)),
       future_(c10::make_intrusive<c10::ivalue::Future>(
           c10::ListType::create(c10::TensorType::get()), std::move(devices))) {}

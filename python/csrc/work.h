@@ -48,7 +48,13 @@ class WeftWork : public c10d::Work {
   void SetSource(std::shared_ptr<const int> source) { source_ = std::move(source); }
   int sourceRank() const override;
 
+  // Correlates this Work with the completion hooks' CompletionHookArgs::completionKey
+  // (torch's FlightRecorderHook matches the two): a process-wide counter, never reused,
+  // since a hook may outlive the Work.
+  uint64_t getCompletionKey() const override { return completion_key_; }
+
  private:
+  const uint64_t completion_key_;
   std::shared_ptr<const int> source_;
   std::function<void()> abort_group_;
   std::vector<at::Tensor> outputs_;

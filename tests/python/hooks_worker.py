@@ -1,10 +1,12 @@
-"""_register_on_completion_hook and _wait_for_pending_works on weft (CPU tensors)."""
+"""_register_on_completion_hook, _wait_for_pending_works, the flight recorder's keyed
+completion hook and abort hooks on weft (CPU tensors)."""
+import json
 import os
 import threading
 
 import torch
 import torch.distributed as dist
-from torch._C._distributed_c10d import OpType
+from torch._C._distributed_c10d import OpType, _dump_fr_trace_json
 
 import weft.torch  # noqa: F401
 
@@ -52,6 +54,31 @@ for op_type, seq, duration, started, finished in infos:
     assert duration.total_seconds() >= 0 and finished >= started, (op_type, duration)
 assert threading.get_ident() not in hook_threads, "hooks run on weft's completer thread"
 assert torch.equal(got, torch.full((5,), float(left))) and x[0].item() == world
+
+
+# torch attaches its flight recorder to every group (FlightRecorderHook); it registers a
+# keyed completion hook, and retires an entry when weft reports its Work complete. Every
+# op above has completed; a receive whose sender waits on this rank's dump has not.
+def fr_states():
+    trace = json.loads(_dump_fr_trace_json(includeCollectives=True, backend="weft"))
+    return [(e["profiling_name"], e["state"]) for e in trace.get("entries", [])]
+
+
+done_states = fr_states()
+assert len(done_states) >= 5 and all(s == "completed" for _, s in done_states), done_states
+store = dist.distributed_c10d._get_default_store()
+if rank == 0:
+    late = torch.empty(3)
+    pending = dist.irecv(late, 1)
+    states = fr_states()
+    assert states[-1] == ("weft:recv 0<-1", "scheduled"), states
+    store.set("fr-dumped", "1")
+    pending.wait()
+    pg._wait_for_pending_works()
+    assert fr_states()[-1] == ("weft:recv 0<-1", "completed"), fr_states()
+elif rank == 1:
+    store.wait(["fr-dumped"])
+    dist.isend(torch.ones(3), 0).wait()
 
 # Abort hooks, on a group of their own: run when the group's first op fails (weft fails
 # the communicator there), and again before abort().
