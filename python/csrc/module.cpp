@@ -25,6 +25,11 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   // weft.torch.empty's allocation (shared_memory.h).
   m.def("empty_shared", &weft_torch::EmptyShared, pybind11::arg("sizes"),
         pybind11::arg("dtype"));
+  // weft.torch.use_shared_memory / use_default_memory (shared_memory.h).
+  m.def("use_shared_cpu_allocator", &weft_torch::UseSharedCpuAllocator,
+        pybind11::arg("min_bytes"));
+  m.def("use_default_cpu_allocator", &weft_torch::UseDefaultCpuAllocator);
+  m.def("shared_cpu_allocator_min_bytes", &weft_torch::SharedCpuAllocatorMinBytes);
   // (libweft can use CUDA device buffers on this machine, why not), weftCudaAvailable().
   m.def("libweft_cuda_available", [] {
     return std::make_tuple(weftCudaAvailable() != 0, std::string(weftCudaUnavailableReason()));

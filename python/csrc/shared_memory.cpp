@@ -1,8 +1,11 @@
 #include "shared_memory.h"
 
+#include <c10/core/CPUAllocator.h>
 #include <weft/weft.h>
 
+#include <atomic>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -30,6 +33,78 @@ at::Tensor EmptyShared(const std::vector<int64_t>& sizes, at::ScalarType dtype) 
   return at::from_blob(
       ptr, sizes, [](void* p) { weftMemFree(p); },
       at::TensorOptions().dtype(dtype).device(at::kCPU));
+}
+
+namespace {
+
+void FreeShared(void* ptr) { weftMemFree(ptr); }
+
+// Never destroyed: tensors it allocated may be freed during interpreter shutdown, and
+// torch keeps a raw pointer to it.
+class SharedCpuAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t n) override {
+    const size_t min_bytes = min_bytes_.load(std::memory_order_relaxed);
+    if (min_bytes > 0 && n >= min_bytes) {
+      void* ptr = nullptr;
+      if (weftMemAlloc(&ptr, n) == weftSuccess) {
+        return {ptr, ptr, &FreeShared, c10::Device(c10::DeviceType::CPU)};
+      }
+      // Out of file descriptors or memory for a memfd: the tensor still works, in private
+      // memory, and collectives on it take the plain path (weft logs it at INFO).
+      TORCH_WARN_ONCE("weft.torch.use_shared_memory: weftMemAlloc of ", n,
+                      " bytes failed, so this and later failing allocations use torch's "
+                      "allocator: ", weftGetLastError(nullptr));
+    }
+    return fallback_->allocate(n);
+  }
+  void copy_data(void* dest, const void* src, size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
+
+  c10::Allocator* fallback_ = nullptr;  // set before installation, never changed after
+  std::atomic<size_t> min_bytes_{0};
+};
+
+std::mutex install_mu;
+SharedCpuAllocator* installed = nullptr;  // (install_mu) non-null once first installed
+bool active = false;                      // (install_mu) torch's CPU allocator now
+
+}  // namespace
+
+void UseSharedCpuAllocator(size_t min_bytes) {
+  if (min_bytes == 0) {
+    throw std::invalid_argument(
+        "weft.torch.use_shared_memory: min_bytes must be at least 1 (weftMemAlloc refuses "
+        "empty buffers)");
+  }
+  std::lock_guard<std::mutex> lock(install_mu);
+  if (installed == nullptr) {
+    installed = new SharedCpuAllocator;
+    installed->fallback_ = c10::GetCPUAllocator();
+  }
+  installed->min_bytes_.store(min_bytes, std::memory_order_relaxed);
+  if (!active) {
+    c10::SetCPUAllocator(installed, /*priority=*/0);
+    if (c10::GetCPUAllocator() != installed) {
+      throw std::runtime_error(
+          "weft.torch.use_shared_memory: torch kept its CPU allocator (another one was set "
+          "with a higher priority)");
+    }
+    active = true;
+  }
+}
+
+void UseDefaultCpuAllocator() {
+  std::lock_guard<std::mutex> lock(install_mu);
+  if (!active) return;
+  c10::SetCPUAllocator(installed->fallback_, /*priority=*/0);
+  active = false;
+}
+
+size_t SharedCpuAllocatorMinBytes() {
+  std::lock_guard<std::mutex> lock(install_mu);
+  return active ? installed->min_bytes_.load(std::memory_order_relaxed) : 0;
 }
 
 at::Tensor WeftBackend::allocateTensor(long size, at::TensorOptions options) {

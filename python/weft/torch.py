@@ -63,6 +63,36 @@ def empty(*size, dtype=None) -> torch.Tensor:
     return _C.empty_shared(list(size), dtype or torch.get_default_dtype())
 
 
+def use_shared_memory(min_bytes: int = 1 << 20) -> None:
+    """From now on, torch allocates every CPU tensor of at least `min_bytes` in weft's
+    shared memory (as `empty` does); smaller ones keep torch's allocator.
+
+    This replaces torch's CPU allocator, so it reaches tensors that torch allocates itself:
+    DDP's gradient buckets (made at construction and again when DDP rebuilds them after its
+    first step) land there when this is called before DDP is built, and their all-reduces
+    then run in a single pass on one host (weft's single-pass path takes buffers from
+    64 KiB). Each such tensor holds a memfd (one file descriptor) while it lives, and
+    forked children share its memory rather than copy it. If weftMemAlloc fails (out of
+    descriptors, say), the tensor comes from torch's allocator, with a warning once.
+    Called again, it changes the threshold.
+    """
+    if not isinstance(min_bytes, int) or isinstance(min_bytes, bool) or min_bytes < 1:
+        raise ValueError(f"weft.torch.use_shared_memory: min_bytes must be an int >= 1, "
+                         f"got {min_bytes!r}")
+    _C.use_shared_cpu_allocator(min_bytes)
+
+
+def use_default_memory() -> None:
+    """Undoes use_shared_memory for later allocations (tensors already in weft's shared
+    memory stay there until freed). A no-op if it is not in use."""
+    _C.use_default_cpu_allocator()
+
+
+def shared_memory_min_bytes() -> int:
+    """The threshold use_shared_memory set, or 0 while torch's own allocator is in use."""
+    return _C.shared_cpu_allocator_min_bytes()
+
+
 def library_version() -> str:
     v = _C.library_version()
     return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
