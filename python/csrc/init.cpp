@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "backend.h"
@@ -9,6 +10,19 @@
 
 namespace weft_torch {
 namespace {
+
+// The keyed hooks' bookkeeping (abort and completion hooks), under the caller's lock:
+// an empty hook or a taken id is refused, as is removing an id nobody registered.
+template <typename Hook>
+void AddHook(std::map<int64_t, Hook>& hooks, int64_t id, Hook hook, int rank, const char* api) {
+  TORCH_CHECK(hook, "weft ", api, ": rank ", rank, ": hook ", id, " is empty");
+  TORCH_CHECK(hooks.emplace(id, std::move(hook)).second, "weft ", api, ": rank ", rank,
+              ": hook id ", id, " is already registered");
+}
+template <typename Hook>
+void RemoveHook(std::map<int64_t, Hook>& hooks, int64_t id, int rank, const char* api) {
+  TORCH_CHECK(hooks.erase(id) == 1, "weft ", api, ": rank ", rank, ": no hook with id ", id);
+}
 
 // One key per process group: torch hands each group its own prefixed store.
 constexpr const char* kUniqueIdKey = "weft/unique_id";
@@ -72,12 +86,9 @@ std::function<void()> WeftBackend::AbortHooksFn() {
 }
 
 void WeftBackend::registerAbortHook(int64_t hook_id, c10d::AbortHook hook) {
-  TORCH_CHECK(hook, "weft registerAbortHook: rank ", rank_, ": hook ", hook_id, " is empty");
   {
     std::lock_guard<std::mutex> lock(hooks_mu_);
-    TORCH_CHECK(abort_hooks_.emplace(hook_id, std::move(hook)).second,
-                "weft registerAbortHook: rank ", rank_, ": hook id ", hook_id,
-                " is already registered");
+    AddHook(abort_hooks_, hook_id, std::move(hook), rank_, "registerAbortHook");
   }
   // Here, not in the constructor: the weak reference needs the group to be owned already.
   std::lock_guard<std::mutex> lock(issue_mu_);
@@ -86,8 +97,7 @@ void WeftBackend::registerAbortHook(int64_t hook_id, c10d::AbortHook hook) {
 
 void WeftBackend::unregisterAbortHook(int64_t hook_id) {
   std::lock_guard<std::mutex> lock(hooks_mu_);
-  TORCH_CHECK(abort_hooks_.erase(hook_id) == 1, "weft unregisterAbortHook: rank ", rank_,
-              ": no hook with id ", hook_id);
+  RemoveHook(abort_hooks_, hook_id, rank_, "unregisterAbortHook");
 }
 
 void WeftBackend::RunAbortHooks() {
@@ -106,12 +116,9 @@ void WeftBackend::RunAbortHooks() {
 }
 
 void WeftBackend::registerCompletionHook(int64_t hook_id, c10d::CompletionHook hook) {
-  TORCH_CHECK(hook, "weft registerCompletionHook: rank ", rank_, ": hook ", hook_id, " is empty");
   {
     std::lock_guard<std::mutex> lock(hooks_mu_);
-    TORCH_CHECK(completion_hooks_.emplace(hook_id, std::move(hook)).second,
-                "weft registerCompletionHook: rank ", rank_, ": hook id ", hook_id,
-                " is already registered");
+    AddHook(completion_hooks_, hook_id, std::move(hook), rank_, "registerCompletionHook");
   }
   c10::weak_intrusive_ptr<WeftBackend> weak(
       c10::intrusive_ptr<WeftBackend>::unsafe_reclaim_from_nonowning(this));
@@ -125,8 +132,7 @@ void WeftBackend::registerCompletionHook(int64_t hook_id, c10d::CompletionHook h
 
 void WeftBackend::unregisterCompletionHook(int64_t hook_id) {
   std::lock_guard<std::mutex> lock(hooks_mu_);
-  TORCH_CHECK(completion_hooks_.erase(hook_id) == 1, "weft unregisterCompletionHook: rank ",
-              rank_, ": no hook with id ", hook_id);
+  RemoveHook(completion_hooks_, hook_id, rank_, "unregisterCompletionHook");
 }
 
 void WeftBackend::RunCompletionHooks(uint64_t completion_key) {
