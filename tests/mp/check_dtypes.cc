@@ -28,12 +28,6 @@ template <typename T>
 void Put(void* base, size_t i, T v) {
   std::memcpy(static_cast<char*>(base) + i * sizeof(T), &v, sizeof(T));
 }
-template <typename T>
-T Get(const void* base, size_t i) {
-  T v;
-  std::memcpy(&v, static_cast<const char*>(base) + i * sizeof(T), sizeof(T));
-  return v;
-}
 
 }  // namespace
 
@@ -132,25 +126,7 @@ void StoreElem(weftDataType_t t, void* base, size_t i, double v) {
 }
 
 double LoadElem(weftDataType_t t, const void* base, size_t i) {
-  switch (t) {
-    case weftInt8: return Get<int8_t>(base, i);
-    case weftUint8: return Get<uint8_t>(base, i);
-    case weftInt32: return Get<int32_t>(base, i);
-    case weftUint32: return Get<uint32_t>(base, i);
-    case weftInt64: return static_cast<double>(Get<int64_t>(base, i));
-    case weftUint64: return static_cast<double>(Get<uint64_t>(base, i));
-    case weftFloat16: return HalfToDouble(Get<uint16_t>(base, i));
-    case weftBfloat16: return Bf16ToDouble(Get<uint16_t>(base, i));
-    case weftFloat32: return Get<float>(base, i);
-    case weftFloat64: return Get<double>(base, i);
-    default: return std::numeric_limits<double>::quiet_NaN();
-  }
-}
-
-double RoundTo(weftDataType_t t, double v) {
-  unsigned char buf[8];
-  StoreElem(t, buf, 0, v);
-  return LoadElem(t, buf, 0);
+  return WithDType(t, [&](auto dtype) { return LoadAs<dtype>(base, i); });
 }
 
 void FillSentinel(weftDataType_t t, void* base, size_t n) {

@@ -43,8 +43,6 @@ bool ParseDType(const std::string& name, weftDataType_t* out);
 // base[i] = v converted to `t` (round to nearest even for floats; v must be in range).
 void StoreElem(weftDataType_t t, void* base, size_t i, double v);
 double LoadElem(weftDataType_t t, const void* base, size_t i);
-// v as it reads back after a round trip through `t`.
-double RoundTo(weftDataType_t t, double v);
 // Fills `n` elements with a value no test ever expects (NaN, or the type's minimum or
 // maximum), so an element the library forgot to write is caught.
 void FillSentinel(weftDataType_t t, void* base, size_t n);
