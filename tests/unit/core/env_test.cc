@@ -1,10 +1,12 @@
 // The strict environment parsers (core/env.h): every malformed value is an error that
 // names the variable, the value and what is accepted.
+#include "core/env.h"
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
-#include "core/env.h"
 #include "core/log.h"
 
 namespace weft {
@@ -44,7 +46,7 @@ TEST_F(EnvTest, Choice) {
     Result<std::string> r = GetEnvChoice(kVar, "WARN", {"NONE", "WARN", "INFO"});
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().message(),
-              std::string(kVar) + "='" + bad + "' is not one of NONE, WARN, INFO");
+              fmt::format("{}='{}' is not one of NONE, WARN, INFO", kVar, bad));
   }
 }
 
