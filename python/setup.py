@@ -103,6 +103,10 @@ import torch  # noqa: E402
 from torch.utils.cpp_extension import BuildExtension, CppExtension  # noqa: E402
 
 
+def holds_a_file(folder):
+    return any(p.is_file() for p in Path(folder).rglob("*"))
+
+
 class BuildExt(BuildExtension):
     """torch's build_ext, writing libweft and _build_info.py beside the extension.
 
@@ -127,6 +131,11 @@ class BuildExt(BuildExtension):
         for ext in self.extensions:
             ext.include_dirs.insert(0, str(include_dir))
             ext.extra_objects.append(str(lib))
+        # build_ext adds a venv's own include/ for every build from a venv; it holds no
+        # header, but naming it changes every compile command, so ninja would recompile
+        # the whole extension for each environment it is installed into. Folders without
+        # a file are dropped: the commands, and so the reusable objects, stay the same.
+        self.include_dirs = [d for d in self.include_dirs or [] if holds_a_file(d)]
         super().run()
 
     def get_outputs(self):
