@@ -348,11 +348,15 @@ WEFT_API weftResult_t weftRecvStream(void* recvbuff, size_t count, weftDataType_
 
 /* --- Tagged point-to-point -------------------------------------------------------
  * As weftSend, weftRecv, weftISend, weftIRecv, weftSendStream and weftRecvStream (which
- * send and expect tag 0), with a tag that the send carries and the receive names. weft
- * takes the messages between two ranks in the order they were sent, as NCCL does: the
- * tag is checked, not searched for. A receive whose tag is not that of the next message
- * from its peer fails the communicator with weftInvalidUsage on both ranks, naming both
- * tags, instead of delivering the wrong message. Any int is a tag. */
+ * send and expect tag 0), with a tag that the send carries and the receive names. Any int
+ * is a tag. Over shm and tcp with one rail, a receive takes the first message from its
+ * peer that carries its tag, as in MPI and Gloo: messages with one tag arrive in the
+ * order sent, and those with another wait, held by weft (up to 64 MiB in all; beyond
+ * that in the link), for the receive that names them. A receive whose tag never comes
+ * ends at the timeout (weftTimeout), naming the messages that came instead. Over ofi
+ * and links striped over several rails, a pair's messages are taken in the order sent,
+ * as NCCL does: a receive whose tag is not the next message's fails the communicator
+ * with weftInvalidUsage on both ranks, naming both tags. */
 WEFT_API weftResult_t weftSendTagged(const void* sendbuff, size_t count, weftDataType_t datatype,
                                      int peer, int tag, weftComm_t comm);
 WEFT_API weftResult_t weftRecvTagged(void* recvbuff, size_t count, weftDataType_t datatype,
@@ -368,14 +372,12 @@ WEFT_API weftResult_t weftRecvStreamTagged(void* recvbuff, size_t count, weftDat
                                            int peer, int tag, weftComm_t comm, weftStream_t stream);
 
 /* --- Receives from any source ------------------------------------------------------
- * As weftRecvTagged / weftIRecvTagged, from whichever peer's next message to this rank
- * arrives first; *source is set to that peer when the call completes (weftRecvAny
- * returns, weftWait or weftTest report it done). Each peer's messages are still taken in
- * the order sent, and a receive posted after one from any source waits until it has
- * chosen its peer (a message it could take is its own first, as in MPI). Host buffers
+ * As weftRecvTagged / weftIRecvTagged, from whichever peer's message to this rank
+ * with the receive's tag arrives first (0: untagged sends); *source is set to that peer
+ * when the call completes (weftRecvAny returns, weftWait or weftTest report it done). A
+ * message goes to the first receive posted that can take it, as in MPI. Host buffers
  * only, and links that can look at a message before taking it: shm, and tcp with one
- * rail (otherwise weftInvalidArgument, naming the link). The tag is checked as
- * weftRecvTagged checks it (0: untagged sends). */
+ * rail (otherwise weftInvalidArgument, naming the link). */
 WEFT_API weftResult_t weftRecvAny(void* recvbuff, size_t count, weftDataType_t datatype, int tag,
                                   int* source, weftComm_t comm);
 WEFT_API weftResult_t weftIRecvAny(void* recvbuff, size_t count, weftDataType_t datatype, int tag,

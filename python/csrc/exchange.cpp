@@ -163,9 +163,8 @@ WorkPtr WeftBackend::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::
 }
 
 // --- point to point and barrier ------------------------------------------------------
-// weft takes the messages between two ranks in the order they were sent. torch's `tag`
-// travels with each message and the receive checks it: a receive whose tag is not the
-// next message's fails (both tags named) rather than taking the wrong tensor.
+// torch's `tag` travels with each message, and a receive takes the first message from
+// its peer with its tag, as with gloo (over shm and single-rail tcp; weft.h).
 
 WorkPtr WeftBackend::send(std::vector<at::Tensor>& tensors, int dst_rank, int tag) {
   const at::Tensor& t = Single(tensors, "send");

@@ -1,8 +1,9 @@
 #include "comm/communicator.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
 
 #include "comm/detect_links.h"
 #include "core/log.h"
@@ -331,20 +332,45 @@ void Communicator::Abort() {
 }
 
 Status Communicator::Execute(const Call& call, uint64_t seq, uint16_t kind) {
-  // Receives are numbered as they start, by the engine (exec/p2p_engine.h). Run sends a
-  // receive from any source to the engine, never here.
-  if (call.kind == CallKind::kRecv) seq = p2p_->TakeRecvSeq(call.peer);
+  // A receive from a peer whose link can look ahead is matched by tag in the engine
+  // (exec/p2p_engine.h), here on this thread; others are numbered by it and run below. Run
+  // sends a receive from any source to the worker's engine, never here.
+  const bool matched = call.kind == CallKind::kRecv && mesh_->link(call.peer)->CanPeek();
+  if (call.kind == CallKind::kRecv && !matched) seq = p2p_->TakeRecvSeq(call.peer);
   const char* name = CallName(call);
   const char* op = kind == transport::kDeviceSync  ? "device-sync"
                    : kind == transport::kCallCheck ? "call-check"
                                                    : name;
   exec::Progress* progress = recorder_->Begin(seq, op, call.count * DataTypeSize(call.dtype),
                                               DataTypeName(call.dtype));
-  Status st = call.kind == CallKind::kCollective
-                  ? ExecuteSchedule(call, name, seq, kind, progress)
-                  : ExecutePointToPoint(call, name, seq, progress);
+  Status st = call.kind == CallKind::kCollective ? ExecuteSchedule(call, name, seq, kind, progress)
+              : matched                          ? ReceiveThroughEngine(call)
+                                                 : ExecutePointToPoint(call, name, seq, progress);
   recorder_->End(st);
   return st;
+}
+
+Status Communicator::ReceiveThroughEngine(const Call& call) {
+  // The worker is idle and this thread holds exec_mu_: the engine is this thread's until
+  // the receive is done. A failure is returned, not handled: ExecuteOrFail fails the
+  // communicator with it.
+  std::optional<Status> result;
+  p2p_->PostRecv(call.peer, call.tag, call.dtype, call.recv, call.count * DataTypeSize(call.dtype),
+                 Deadline::AfterSeconds(TimeoutOf(call)),
+                 [&result](Status st) { result = std::move(st); });
+  while (!result) {
+    if (aborting_.load(std::memory_order_relaxed)) {
+      p2p_->FailAll(AbortCause(rank_));
+      break;
+    }
+    auto moved = p2p_->Poll();
+    if (!moved.ok()) {
+      p2p_->FailAll(moved.status());
+      break;
+    }
+    if (!moved.value()) p2p_->Idle();
+  }
+  return *result;
 }
 
 Status Communicator::ExecutePointToPoint(const Call& call, const char* what, uint64_t seq,

@@ -169,6 +169,9 @@ class Communicator : private CallQueue::Runner {
                          exec::Progress* progress) REQUIRES(exec_mu_);
   Status ExecutePointToPoint(const Call& call, const char* what, uint64_t seq,
                              exec::Progress* progress) REQUIRES(exec_mu_);
+  // A blocking receive matched by tag: through the engine, run on this thread (the
+  // worker idle).
+  Status ReceiveThroughEngine(const Call& call) REQUIRES(exec_mu_);
   // `call` with the timeout in effect now (Call::timeout_s), as the issuing calls take it;
   // one stamped already (RunOnStream passing it to Run) keeps its own.
   Call Stamped(const Call& call) const {

@@ -55,8 +55,17 @@ bool Backoff::IdleBriefly() {
   return false;
 }
 
+const std::vector<transport::Link*>& Backoff::Awaited(const std::vector<transport::Link*>& links,
+                                                      const std::vector<transport::Link*>* watch) {
+  awaited_.clear();
+  for (auto* link : links)
+    if (link->Busy()) awaited_.push_back(link);
+  if (watch != nullptr) awaited_.insert(awaited_.end(), watch->begin(), watch->end());
+  return awaited_;
+}
+
 void Backoff::Sleep(const std::vector<transport::Link*>& links, const Deadline& deadline,
-                    int max_poll_ms) {
+                    int max_poll_ms, const std::vector<transport::Link*>* watch) {
   if (!armed_.empty()) {
     // Armed by the previous pass, which moved nothing: sleep until a peer rings. The
     // cap keeps deadlines, liveness checks and aborts from another thread on time.
@@ -65,11 +74,10 @@ void Backoff::Sleep(const std::vector<transport::Link*>& links, const Deadline& 
     Disarm();
     return;
   }
-  if (ArmWakes(links)) return;
+  if (ArmWakes(links, watch)) return;
   pollfds_.clear();
   bool all_have_fds = true;
-  for (auto* link : links) {
-    if (!link->Busy()) continue;
+  for (auto* link : Awaited(links, watch)) {
     int fd = link->PollFd();
     if (fd < 0) {
       all_have_fds = false;
@@ -84,9 +92,9 @@ void Backoff::Sleep(const std::vector<transport::Link*>& links, const Deadline& 
   }
 }
 
-bool Backoff::ArmWakes(const std::vector<transport::Link*>& links) {
-  for (auto* link : links) {
-    if (!link->Busy()) continue;
+bool Backoff::ArmWakes(const std::vector<transport::Link*>& links,
+                       const std::vector<transport::Link*>* watch) {
+  for (auto* link : Awaited(links, watch)) {
     std::atomic<uint32_t>* word = link->ArmWake();
     if (word == nullptr) {
       Disarm();

@@ -32,16 +32,18 @@ class Backoff {
     if (!armed_.empty()) Disarm();
   }
   // Called after a pass over `links` moved nothing. Returns without waiting past
-  // `deadline`, and sleeps in poll(2) for at most `max_poll_ms`.
+  // `deadline`, and sleeps in poll(2) for at most `max_poll_ms`. The busy ones of `links`
+  // are waited on, and every one of `watch`: links with nothing posted whose next
+  // message the caller waits to look at (Link::PeekHeader).
   void Idle(const std::vector<transport::Link*>& links, const Deadline& deadline,
-            int max_poll_ms = 100) {
-    if (!IdleBriefly()) Sleep(links, deadline, max_poll_ms);
+            int max_poll_ms = 100, const std::vector<transport::Link*>* watch = nullptr) {
+    if (!IdleBriefly()) Sleep(links, deadline, max_poll_ms, watch);
   }
   // Idle() in two parts, for callers whose deadline costs something to compute: the
   // spin and yield phases (true: this pass was handled), then the sleep phase.
   bool IdleBriefly();
   void Sleep(const std::vector<transport::Link*>& links, const Deadline& deadline,
-             int max_poll_ms = 100);
+             int max_poll_ms = 100, const std::vector<transport::Link*>* watch = nullptr);
   // True every so often while idle (not on the first fruitless pass: a short wait never
   // reads the clock), when the caller should check its deadlines.
   bool TimeToCheck() const { return idle_ != 0 && (idle_ & 63) == 0; }
@@ -50,7 +52,11 @@ class Backoff {
   // Sleep phase with wake words: the first fruitless pass arms them (so the caller's
   // next pass sees any progress made before the peers could know to ring), the next one
   // sleeps. False: some busy link has no wake word.
-  bool ArmWakes(const std::vector<transport::Link*>& links);
+  bool ArmWakes(const std::vector<transport::Link*>& links,
+                const std::vector<transport::Link*>* watch);
+  // The links to wait on: the busy ones of `links`, and `watch`.
+  const std::vector<transport::Link*>& Awaited(const std::vector<transport::Link*>& links,
+                                               const std::vector<transport::Link*>* watch);
   void Disarm();
 
   int spin_polls_;
@@ -58,6 +64,7 @@ class Backoff {
   std::vector<pollfd> pollfds_;
   std::vector<transport::Link*> armed_;
   std::vector<FutexWait> waits_;
+  std::vector<transport::Link*> awaited_;
 };
 
 // True if the mesh's ranks on this rank's host cannot each have a core: more of them

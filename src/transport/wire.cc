@@ -52,8 +52,8 @@ const char* MismatchCause(const WireHeader& got, const WireHeader& expect) {
   if (got.seq != expect.seq)
     return "the ranks are at different calls (one skipped or repeated a collective)";
   if (got.kind == kPointToPoint && got.step != expect.step)
-    return "the receive names another tag than the next message's (weft takes the messages "
-           "between two ranks in the order they were sent)";
+    return "the receive names another tag than the next message's (over ofi and links "
+           "striped over several rails, weft takes a pair's messages in the order sent)";
   if (DtypeAndOp(got.dtype_op) != DtypeAndOp(expect.dtype_op))
     return "the ranks passed different data types or reduction operators";
   if (RootTag(got.dtype_op) != RootTag(expect.dtype_op)) return "the ranks passed different roots";

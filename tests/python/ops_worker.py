@@ -304,7 +304,7 @@ def add_p2p_and_sync_cases():
 
     def tags():
         # torch's tag travels with the message: two tags of different sizes, posted in
-        # the order they are sent (weft checks a receive's tag, it does not search).
+        # the order they are sent.
         nxt, prv = (RANK + 1) % WORLD, (RANK - 1) % WORLD
         a, b = data(RANK, "tag_a", (17,), torch.float32), data(RANK, "tag_b", (40,), torch.int64)
         got_a, got_b = torch.zeros(17), torch.zeros(40, dtype=torch.int64)
@@ -315,6 +315,26 @@ def add_p2p_and_sync_cases():
         same(got_a, data(prv, "tag_a", (17,), torch.float32), "recv tag 5")
         same(got_b, data(prv, "tag_b", (40,), torch.int64), "recv tag -2")
     case("send_recv/tags", tags)
+
+    def tags_out_of_order():
+        # As with gloo, a receive takes its tag's message whatever the order they were
+        # sent in: each rank sends tags 1, 2, 3 and receives 3, 1, 2 (blocking, so the
+        # messages not named yet are held), and tag 2 twice, taken in the order sent.
+        nxt, prv = (RANK + 1) % WORLD, (RANK - 1) % WORLD
+        sent = {t: data(RANK, ("ooo", t), (33 * t,), torch.float32) for t in (1, 2, 3)}
+        second = data(RANK, ("ooo", 4), (66,), torch.float32)
+        reqs = [dist.isend(sent[t], nxt, group=WEFT, tag=t) for t in (1, 2, 3)]
+        reqs.append(dist.isend(second, nxt, group=WEFT, tag=2))
+        for t in (3, 1, 2):
+            got = torch.zeros(33 * t)
+            dist.recv(got, prv, group=WEFT, tag=t)
+            same(got, data(prv, ("ooo", t), (33 * t,), torch.float32), f"recv tag {t}")
+        got = torch.zeros(66)
+        dist.recv(got, prv, group=WEFT, tag=2)
+        same(got, data(prv, ("ooo", 4), (66,), torch.float32), "second recv tag 2")
+        for q in reqs:
+            q.wait()
+    case("send_recv/tags_out_of_order", tags_out_of_order)
 
     def any_source():
         # dist.recv without src (recvAnysource): rank 0 takes every other rank's message,

@@ -1,9 +1,11 @@
-// Tagged point-to-point (weft*Tagged): the tag travels with the message and the receive
-// checks it. Messages between two ranks are taken in the order they were sent, so tags
-// posted in that order arrive, and a receive naming another tag than the next message's
-// fails on both ranks with both tags named, instead of taking the wrong message.
+// Tagged point-to-point (weft*Tagged): the tag travels with the message, and a receive
+// takes the first message from its peer that carries its tag, as MPI's and Gloo's do.
+// Messages that no receive names yet are held until one does; one tag's messages arrive
+// in the order sent; and a tag that never comes ends in a timeout that says what came
+// instead.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -57,10 +59,199 @@ TEST_P(TagsTest, TagsPostedInOrderDeliverEachMessage) {
   });
 }
 
-TEST_P(TagsTest, AReceiveNamingAnotherTagFailsOnBothRanks) {
-  // Rank 0 sends tag 1 then tag 2, same sizes; rank 1 asks for tag 2 first. Without the
-  // check it would take tag 1's data as tag 2's.
+TEST_P(TagsTest, BlockingReceivesTakeTheirTagsWhateverTheOrderSent) {
+  // Rank 0 sends tag 1 (4 MiB: more than a socket or ring holds, so the held copy lands
+  // over many passes), then tag 2, then tag 5 twice; rank 1 asks for them in another
+  // order. Blocking sends complete only once rank 1 has taken the bytes, which it does
+  // for the messages its receive does not name yet.
   ScopedEnv transport("WEFT_TRANSPORT", GetParam());
+  ScopedEnv timeout("WEFT_TIMEOUT", "30");
+  RunRanks(2, [](int rank, weftComm_t comm) {
+    const size_t big = 1 << 20;
+    if (rank == 0) {
+      std::vector<int32_t> a(big, 1);
+      int32_t b = 2, c = 50, d = 51;
+      ASSERT_EQ(weftSendTagged(a.data(), big, weftInt32, 1, 1, comm), weftSuccess);
+      ASSERT_EQ(weftSendTagged(&b, 1, weftInt32, 1, 2, comm), weftSuccess);
+      ASSERT_EQ(weftSendTagged(&c, 1, weftInt32, 1, 5, comm), weftSuccess);
+      ASSERT_EQ(weftSendTagged(&d, 1, weftInt32, 1, 5, comm), weftSuccess);
+    } else {
+      std::vector<int32_t> a(big, -1);
+      int32_t b = -1, c = -1, d = -1;
+      ASSERT_EQ(weftRecvTagged(&c, 1, weftInt32, 0, 5, comm), weftSuccess)
+          << weftGetLastError(comm);
+      ASSERT_EQ(weftRecvTagged(&b, 1, weftInt32, 0, 2, comm), weftSuccess)
+          << weftGetLastError(comm);
+      ASSERT_EQ(weftRecvTagged(a.data(), big, weftInt32, 0, 1, comm), weftSuccess)
+          << weftGetLastError(comm);
+      ASSERT_EQ(weftRecvTagged(&d, 1, weftInt32, 0, 5, comm), weftSuccess)
+          << weftGetLastError(comm);
+      EXPECT_EQ(b, 2);
+      EXPECT_EQ(c, 50) << "tag 5's messages must arrive in the order sent";
+      EXPECT_EQ(d, 51);
+      for (size_t i = 0; i < big; ++i) ASSERT_EQ(a[i], 1) << "element " << i;
+    }
+    // Collectives still line up after traffic taken out of order.
+    int32_t one = 1, sum = 0;
+    ASSERT_EQ(weftAllReduce(&one, &sum, 1, weftInt32, weftSum, comm), weftSuccess);
+    EXPECT_EQ(sum, 2);
+  });
+}
+
+TEST_P(TagsTest, PostedReceivesAreMatchedByTagAndFromAnySource) {
+  // Ranks 1 and 2 each send tag 7 then tag 8. Rank 0 posts, in this order, receives from
+  // rank 1 tag 8, from any source tag 7, from rank 2 tag 8, and from any source tag 7:
+  // the tag-8 receives, posted first, must not take the tag-7 messages, and the two
+  // receives from any source take one tag-7 message each and name its sender.
+  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
+  ScopedEnv timeout("WEFT_TIMEOUT", "30");
+  RunRanks(3, [](int rank, weftComm_t comm) {
+    if (rank != 0) {
+      int32_t seven = rank * 100 + 7, eight = rank * 100 + 8;
+      ASSERT_EQ(weftSendTagged(&seven, 1, weftInt32, 0, 7, comm), weftSuccess);
+      ASSERT_EQ(weftSendTagged(&eight, 1, weftInt32, 0, 8, comm), weftSuccess);
+      return;
+    }
+    int32_t from1 = -1, from2 = -1, any[2] = {-1, -1};
+    int source[2] = {-1, -1};
+    weftRequest_t r[4] = {};
+    ASSERT_EQ(weftIRecvTagged(&from1, 1, weftInt32, 1, 8, comm, &r[0]), weftSuccess);
+    ASSERT_EQ(weftIRecvAny(&any[0], 1, weftInt32, 7, &source[0], comm, &r[1]), weftSuccess);
+    ASSERT_EQ(weftIRecvTagged(&from2, 1, weftInt32, 2, 8, comm, &r[2]), weftSuccess);
+    ASSERT_EQ(weftIRecvAny(&any[1], 1, weftInt32, 7, &source[1], comm, &r[3]), weftSuccess);
+    for (weftRequest_t& q : r) ASSERT_EQ(weftWait(q), weftSuccess) << weftGetLastError(comm);
+    EXPECT_EQ(from1, 108);
+    EXPECT_EQ(from2, 208);
+    EXPECT_NE(source[0], source[1]);
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_TRUE(source[i] == 1 || source[i] == 2) << source[i];
+      EXPECT_EQ(any[i], source[i] * 100 + 7);
+    }
+  });
+}
+
+TEST_P(TagsTest, ATagThatNeverComesTimesOutNamingWhatCameInstead) {
+  // Rank 0 sends tag 1; rank 1 asks for tag 2 only. Its receive ends at WEFT_TIMEOUT with
+  // the held message named, and none of that message's bytes in its buffer; rank 0 learns
+  // of the failure at its next call.
+  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
+  ScopedEnv timeout("WEFT_TIMEOUT", "2");
+  ReturnTogether together(2);
+  RunRanks(2, [&](int rank, weftComm_t comm) {
+    std::vector<float> a(32, 1.0f), got(32, -1.0f);
+    if (rank == 0) {
+      ASSERT_EQ(weftSendTagged(a.data(), 32, weftFloat32, 1, 1, comm), weftSuccess);
+      together.Arrive();  // rank 1 has given up
+      EXPECT_NE(weftBarrier(comm), weftSuccess);
+      return;
+    } else {
+      weftResult_t res = weftRecvTagged(got.data(), 32, weftFloat32, 0, 2, comm);
+      EXPECT_EQ(res, weftTimeout);
+      std::string error = weftGetLastError(comm);
+      EXPECT_NE(error.find("recv of 128 bytes with tag 2 from rank 0 timed out"), std::string::npos)
+          << error;
+      EXPECT_NE(error.find("not taken by any receive: rank 0 tag 1 (128 bytes)"), std::string::npos)
+          << error;
+      for (float x : got) EXPECT_EQ(x, -1.0f) << "the other message's data was delivered";
+    }
+    together.Arrive();
+  });
+}
+
+TEST_P(TagsTest, AReceiveWhosePeerGoesOnToACollectiveFailsAtOnce) {
+  // Rank 0 sends tag 1 and calls a barrier; rank 1 asks for tag 2. Rank 1 cannot enter
+  // the barrier before its receive is done, so the receive fails as soon as the barrier's
+  // message shows, naming it and the message held instead; rank 0's barrier fails too.
+  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
+  ScopedEnv timeout("WEFT_TIMEOUT", "30");
+  ReturnTogether together(2);
+  RunRanks(2, [&](int rank, weftComm_t comm) {
+    std::vector<float> a(32, 1.0f), got(32, -1.0f);
+    if (rank == 0) {
+      ASSERT_EQ(weftSendTagged(a.data(), 32, weftFloat32, 1, 1, comm), weftSuccess);
+      EXPECT_NE(weftBarrier(comm), weftSuccess);
+    } else {
+      const auto start = std::chrono::steady_clock::now();
+      EXPECT_EQ(weftRecvTagged(got.data(), 32, weftFloat32, 0, 2, comm), weftInvalidUsage);
+      EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+      std::string error = weftGetLastError(comm);
+      EXPECT_NE(error.find("recv of 128 bytes with tag 2 from rank 0: rank 0 sent barrier seq"),
+                std::string::npos)
+          << error;
+      EXPECT_NE(error.find("not taken by any receive: rank 0 tag 1 (128 bytes)"), std::string::npos)
+          << error;
+      for (float x : got) EXPECT_EQ(x, -1.0f) << "the other message's data was delivered";
+    }
+    together.Arrive();
+  });
+}
+
+TEST_P(TagsTest, AMessageTooLargeToHoldStaysAtTheLinkAndIsNamed) {
+  // weft holds at most 64 MiB of messages that no receive names yet
+  // (P2PEngine::kUnexpectedBytes). Rank 0 sends 64 MiB + 4 bytes with tag 1, then tag 2;
+  // rank 1 asks for tag 2 first. The large message stays in the link, so tag 2 cannot
+  // come past it: the receive times out and says so.
+  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
+  ScopedEnv timeout("WEFT_TIMEOUT", "2");
+  ReturnTogether together(2);
+  RunRanks(2, [&](int rank, weftComm_t comm) {
+    const size_t count = (64u << 20) / 4 + 1;
+    if (rank == 0) {
+      std::vector<int32_t> big(count, 1);
+      int32_t small = 2;
+      weftRequest_t r[2] = {};
+      ASSERT_EQ(weftISendTagged(big.data(), count, weftInt32, 1, 1, comm, &r[0]), weftSuccess);
+      ASSERT_EQ(weftISendTagged(&small, 1, weftInt32, 1, 2, comm, &r[1]), weftSuccess);
+      for (weftRequest_t& q : r) EXPECT_NE(weftWait(q), weftSuccess);
+    } else {
+      int32_t small = -1;
+      EXPECT_EQ(weftRecvTagged(&small, 1, weftInt32, 0, 2, comm), weftTimeout);
+      std::string error = weftGetLastError(comm);
+      EXPECT_NE(error.find("rank 0's next message (tag 1, 67108868 bytes) waits at the link"),
+                std::string::npos)
+          << error;
+      EXPECT_NE(error.find("does not fit in the 64 MiB weft holds"), std::string::npos) << error;
+      EXPECT_EQ(small, -1);
+    }
+    together.Arrive();
+  });
+}
+
+TEST_P(TagsTest, AHeldMessageOfAnotherSizeIsAMismatch) {
+  // Rank 0 sends tag 1 (32 floats) and tag 2; rank 1 takes tag 2 first, so tag 1 is held,
+  // then asks for tag 1 with 16 floats: the sizes are compared as for any message.
+  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
+  ScopedEnv timeout("WEFT_TIMEOUT", "30");
+  ReturnTogether together(2);
+  RunRanks(2, [&](int rank, weftComm_t comm) {
+    std::vector<float> a(32, 1.0f), got(32, -1.0f);
+    if (rank == 0) {
+      ASSERT_EQ(weftSendTagged(a.data(), 32, weftFloat32, 1, 1, comm), weftSuccess);
+      ASSERT_EQ(weftSendTagged(a.data(), 1, weftFloat32, 1, 2, comm), weftSuccess);
+      EXPECT_NE(weftBarrier(comm), weftSuccess);
+    } else {
+      ASSERT_EQ(weftRecvTagged(got.data(), 1, weftFloat32, 0, 2, comm), weftSuccess)
+          << weftGetLastError(comm);
+      got[0] = -1.0f;
+      EXPECT_EQ(weftRecvTagged(got.data(), 16, weftFloat32, 0, 1, comm), weftInvalidUsage);
+      std::string error = weftGetLastError(comm);
+      EXPECT_NE(error.find("expected p2p seq 0 tag 1 float32/sum 64 bytes"), std::string::npos)
+          << error;
+      EXPECT_NE(error.find("sent p2p seq 0 tag 1 float32/sum 128 bytes"), std::string::npos)
+          << error;
+      EXPECT_NE(error.find("different counts"), std::string::npos) << error;
+      for (float x : got) EXPECT_EQ(x, -1.0f) << "a mismatched message's data was delivered";
+    }
+    together.Arrive();
+  });
+}
+
+#ifdef WEFT_HAVE_OFI
+// Links that cannot look at a message before taking it (ofi, here; tcp striped over
+// several rails) take a pair's messages in the order sent: a receive naming another tag
+// than the next message's fails on both ranks, with both tags named.
+TEST(TagsInOrderTest, OverOfiAReceiveNamingAnotherTagFailsOnBothRanks) {
+  ScopedEnv transport("WEFT_TRANSPORT", "ofi");
   ScopedEnv timeout("WEFT_TIMEOUT", "30");
   ReturnTogether together(2);
   RunRanks(2, [&](int rank, weftComm_t comm) {
@@ -81,11 +272,14 @@ TEST_P(TagsTest, AReceiveNamingAnotherTagFailsOnBothRanks) {
       EXPECT_NE(error.find("expected p2p seq 0 tag 2"), std::string::npos) << error;
       EXPECT_NE(error.find("sent p2p seq 0 tag 1"), std::string::npos) << error;
       EXPECT_NE(error.find("another tag than the next message's"), std::string::npos) << error;
-      for (float x : got) EXPECT_EQ(x, -1.0f) << "the wrong message's data was delivered";
+      // The buffer is not checked: the ofi link posts a large payload's receive with its
+      // header's, so bytes of the other message may land before the header is checked
+      // (docs/RELIABILITY.md). The call fails, and says why.
     }
     together.Arrive();
   });
 }
+#endif
 
 INSTANTIATE_TEST_SUITE_P(Transports, TagsTest, ::testing::Values("tcp", "shm"));
 
