@@ -130,60 +130,49 @@ TEST_P(TagsTest, PostedReceivesAreMatchedByTagAndFromAnySource) {
   });
 }
 
-TEST_P(TagsTest, ATagThatNeverComesTimesOutNamingWhatCameInstead) {
-  // Rank 0 sends tag 1; rank 1 asks for tag 2 only. Its receive ends at WEFT_TIMEOUT with
-  // the held message named, and none of that message's bytes in its buffer; rank 0 learns
-  // of the failure at its next call.
-  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
-  ScopedEnv timeout("WEFT_TIMEOUT", "2");
+// Rank 0 sends 32 floats with tag 1 and calls a barrier (only once rank 1 has failed,
+// if `barrier_after_failure`); rank 1 asks for tag 2 only. Rank 1's receive must fail
+// with `code` and `text`, name the message held instead, and leave its buffer untouched;
+// rank 0's barrier fails too.
+void ExpectTheTag2ReceiveToFail(const char* transport_name, const char* timeout_s,
+                                bool barrier_after_failure, weftResult_t code,
+                                const std::string& text) {
+  ScopedEnv transport("WEFT_TRANSPORT", transport_name);
+  ScopedEnv timeout("WEFT_TIMEOUT", timeout_s);
   ReturnTogether together(2);
   RunRanks(2, [&](int rank, weftComm_t comm) {
     std::vector<float> a(32, 1.0f), got(32, -1.0f);
     if (rank == 0) {
       ASSERT_EQ(weftSendTagged(a.data(), 32, weftFloat32, 1, 1, comm), weftSuccess);
-      together.Arrive();  // rank 1 has given up
+      if (barrier_after_failure) together.Arrive();
       EXPECT_NE(weftBarrier(comm), weftSuccess);
+      if (!barrier_after_failure) together.Arrive();
       return;
-    } else {
-      weftResult_t res = weftRecvTagged(got.data(), 32, weftFloat32, 0, 2, comm);
-      EXPECT_EQ(res, weftTimeout);
-      std::string error = weftGetLastError(comm);
-      EXPECT_NE(error.find("recv of 128 bytes with tag 2 from rank 0 timed out"), std::string::npos)
-          << error;
-      EXPECT_NE(error.find("not taken by any receive: rank 0 tag 1 (128 bytes)"), std::string::npos)
-          << error;
-      for (float x : got) EXPECT_EQ(x, -1.0f) << "the other message's data was delivered";
     }
+    EXPECT_EQ(weftRecvTagged(got.data(), 32, weftFloat32, 0, 2, comm), code);
+    std::string error = weftGetLastError(comm);
+    EXPECT_NE(error.find(text), std::string::npos) << error;
+    EXPECT_NE(error.find("not taken by any receive: rank 0 tag 1 (128 bytes)"), std::string::npos)
+        << error;
+    for (float x : got) EXPECT_EQ(x, -1.0f) << "the other message's data was delivered";
     together.Arrive();
   });
 }
 
+TEST_P(TagsTest, ATagThatNeverComesTimesOutNamingWhatCameInstead) {
+  // Rank 0 waits for rank 1 to give up before its barrier: the receive ends at
+  // WEFT_TIMEOUT.
+  ExpectTheTag2ReceiveToFail(GetParam(), "2", /*barrier_after_failure=*/true, weftTimeout,
+                             "recv of 128 bytes with tag 2 from rank 0 timed out");
+}
+
 TEST_P(TagsTest, AReceiveWhosePeerGoesOnToACollectiveFailsAtOnce) {
-  // Rank 0 sends tag 1 and calls a barrier; rank 1 asks for tag 2. Rank 1 cannot enter
-  // the barrier before its receive is done, so the receive fails as soon as the barrier's
-  // message shows, naming it and the message held instead; rank 0's barrier fails too.
-  ScopedEnv transport("WEFT_TRANSPORT", GetParam());
-  ScopedEnv timeout("WEFT_TIMEOUT", "30");
-  ReturnTogether together(2);
-  RunRanks(2, [&](int rank, weftComm_t comm) {
-    std::vector<float> a(32, 1.0f), got(32, -1.0f);
-    if (rank == 0) {
-      ASSERT_EQ(weftSendTagged(a.data(), 32, weftFloat32, 1, 1, comm), weftSuccess);
-      EXPECT_NE(weftBarrier(comm), weftSuccess);
-    } else {
-      const auto start = std::chrono::steady_clock::now();
-      EXPECT_EQ(weftRecvTagged(got.data(), 32, weftFloat32, 0, 2, comm), weftInvalidUsage);
-      EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
-      std::string error = weftGetLastError(comm);
-      EXPECT_NE(error.find("recv of 128 bytes with tag 2 from rank 0: rank 0 sent barrier seq"),
-                std::string::npos)
-          << error;
-      EXPECT_NE(error.find("not taken by any receive: rank 0 tag 1 (128 bytes)"), std::string::npos)
-          << error;
-      for (float x : got) EXPECT_EQ(x, -1.0f) << "the other message's data was delivered";
-    }
-    together.Arrive();
-  });
+  // Rank 1 cannot enter rank 0's barrier before its receive is done, so the receive fails
+  // as soon as the barrier's message shows (well before the 30 s timeout).
+  const auto start = std::chrono::steady_clock::now();
+  ExpectTheTag2ReceiveToFail(GetParam(), "30", /*barrier_after_failure=*/false, weftInvalidUsage,
+                             "recv of 128 bytes with tag 2 from rank 0: rank 0 sent barrier seq");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
 TEST_P(TagsTest, AMessageTooLargeToHoldStaysAtTheLinkAndIsNamed) {
