@@ -8,10 +8,10 @@
 #include <limits>
 #include <map>
 #include <mutex>
-#include <unordered_map>
-#include <vector>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "backend.h"
 

@@ -332,20 +332,18 @@ void Communicator::Abort() {
 }
 
 Status Communicator::Execute(const Call& call, uint64_t seq, uint16_t kind) {
-  // A receive from a peer whose link can look ahead is matched by tag in the engine
-  // (exec/p2p_engine.h), here on this thread; others are numbered by it and run below. Run
-  // sends a receive from any source to the worker's engine, never here.
-  const bool matched = call.kind == CallKind::kRecv && mesh_->link(call.peer)->CanPeek();
-  if (call.kind == CallKind::kRecv && !matched) seq = p2p_->TakeRecvSeq(call.peer);
   const char* name = CallName(call);
   const char* op = kind == transport::kDeviceSync  ? "device-sync"
                    : kind == transport::kCallCheck ? "call-check"
                                                    : name;
   exec::Progress* progress = recorder_->Begin(seq, op, call.count * DataTypeSize(call.dtype),
                                               DataTypeName(call.dtype));
+  // Receives are matched (by tag, where the link can look ahead) and numbered by the
+  // engine (exec/p2p_engine.h). Run sends a receive from any source to the worker's
+  // engine, never here.
   Status st = call.kind == CallKind::kCollective ? ExecuteSchedule(call, name, seq, kind, progress)
-              : matched                          ? ReceiveThroughEngine(call)
-                                                 : ExecutePointToPoint(call, name, seq, progress);
+              : call.kind == CallKind::kRecv     ? ReceiveThroughEngine(call)
+                                                 : ExecuteSend(call, name, seq, progress);
   recorder_->End(st);
   return st;
 }
@@ -354,6 +352,7 @@ Status Communicator::ReceiveThroughEngine(const Call& call) {
   // The worker is idle and this thread holds exec_mu_: the engine is this thread's until
   // the receive is done. A failure is returned, not handled: ExecuteOrFail fails the
   // communicator with it.
+  recorder_->SetAlgo("p2p");
   std::optional<Status> result;
   p2p_->PostRecv(call.peer, call.tag, call.dtype, call.recv, call.count * DataTypeSize(call.dtype),
                  Deadline::AfterSeconds(TimeoutOf(call)),
@@ -373,10 +372,10 @@ Status Communicator::ReceiveThroughEngine(const Call& call) {
   return *result;
 }
 
-Status Communicator::ExecutePointToPoint(const Call& call, const char* what, uint64_t seq,
-                                         exec::Progress* progress) {
-  // A point-to-point call is a one-round schedule; its sequence number counts the calls
-  // between this ordered pair only.
+Status Communicator::ExecuteSend(const Call& call, const char* what, uint64_t seq,
+                                 exec::Progress* progress) {
+  // A send is a one-round schedule; its sequence number counts the calls between this
+  // ordered pair only.
   exec::ExecContext ctx;
   ctx.progress = progress;
   ctx.dtype = call.dtype;
@@ -388,13 +387,8 @@ Status Communicator::ExecutePointToPoint(const Call& call, const char* what, uin
   ctx.what = what;
   ctx.abort = &aborting_;
   sched::Schedule p2p;
-  sched::Step step;
-  if (call.kind == CallKind::kSend) {
-    step = {sched::StepKind::kSend, call.peer, {sched::Buf::kInput, 0, call.count}, {}};
-  } else {
-    step = {sched::StepKind::kRecv, call.peer, {}, {sched::Buf::kOutput, 0, call.count}};
-  }
-  p2p.rounds.push_back({{step}});
+  p2p.rounds.push_back(
+      {{{sched::StepKind::kSend, call.peer, {sched::Buf::kInput, 0, call.count}, {}}}});
   recorder_->SetAlgo("p2p");
   return executor_->Run(p2p, ctx, {call.send, call.recv, nullptr});
 }

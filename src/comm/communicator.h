@@ -167,10 +167,10 @@ class Communicator : private CallQueue::Runner {
   // `what`: CallName(call), which the caller has at hand.
   Status ExecuteSchedule(const Call& call, const char* what, uint64_t seq, uint16_t kind,
                          exec::Progress* progress) REQUIRES(exec_mu_);
-  Status ExecutePointToPoint(const Call& call, const char* what, uint64_t seq,
-                             exec::Progress* progress) REQUIRES(exec_mu_);
-  // A blocking receive matched by tag: through the engine, run on this thread (the
-  // worker idle).
+  Status ExecuteSend(const Call& call, const char* what, uint64_t seq, exec::Progress* progress)
+      REQUIRES(exec_mu_);
+  // A blocking receive: through the engine, which matches it and which this thread runs
+  // (the worker is idle).
   Status ReceiveThroughEngine(const Call& call) REQUIRES(exec_mu_);
   // `call` with the timeout in effect now (Call::timeout_s), as the issuing calls take it;
   // one stamped already (RunOnStream passing it to Run) keeps its own.

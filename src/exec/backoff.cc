@@ -74,10 +74,11 @@ void Backoff::Sleep(const std::vector<transport::Link*>& links, const Deadline& 
     Disarm();
     return;
   }
-  if (ArmWakes(links, watch)) return;
+  const std::vector<transport::Link*>& awaited = Awaited(links, watch);
+  if (ArmWakes(awaited)) return;
   pollfds_.clear();
   bool all_have_fds = true;
-  for (auto* link : Awaited(links, watch)) {
+  for (auto* link : awaited) {
     int fd = link->PollFd();
     if (fd < 0) {
       all_have_fds = false;
@@ -92,9 +93,8 @@ void Backoff::Sleep(const std::vector<transport::Link*>& links, const Deadline& 
   }
 }
 
-bool Backoff::ArmWakes(const std::vector<transport::Link*>& links,
-                       const std::vector<transport::Link*>* watch) {
-  for (auto* link : Awaited(links, watch)) {
+bool Backoff::ArmWakes(const std::vector<transport::Link*>& awaited) {
+  for (auto* link : awaited) {
     std::atomic<uint32_t>* word = link->ArmWake();
     if (word == nullptr) {
       Disarm();

@@ -51,9 +51,8 @@ class Backoff {
  private:
   // Sleep phase with wake words: the first fruitless pass arms them (so the caller's
   // next pass sees any progress made before the peers could know to ring), the next one
-  // sleeps. False: some busy link has no wake word.
-  bool ArmWakes(const std::vector<transport::Link*>& links,
-                const std::vector<transport::Link*>* watch);
+  // sleeps. False: some awaited link has no wake word.
+  bool ArmWakes(const std::vector<transport::Link*>& awaited);
   // The links to wait on: the busy ones of `links`, and `watch`.
   const std::vector<transport::Link*>& Awaited(const std::vector<transport::Link*>& links,
                                                const std::vector<transport::Link*>* watch);

@@ -54,11 +54,6 @@ class P2PEngine {
   // peer that can look ahead; otherwise `done` gets InvalidArgument, at once (from here).
   void PostRecv(int peer, uint32_t tag, DataType dtype, void* data, size_t bytes,
                 const Deadline& deadline, Done done, int* source = nullptr);
-  // The number of the next receive from `peer`, for a receive run outside the engine
-  // (the executor's blocking path, on links that cannot look ahead), which may only run
-  // while the engine is Empty().
-  uint64_t TakeRecvSeq(int peer) { return recv_seq_[peer]++; }
-
   // Bytes of unexpected messages the engine holds at most (above).
   static constexpr uint64_t kUnexpectedBytes = 64ull << 20;
 
@@ -108,6 +103,8 @@ class P2PEngine {
     Unexpected* bound = nullptr;  // the held message it takes once that has landed
   };
   transport::WireHeader Header(uint64_t seq, uint32_t tag, DataType dtype, size_t bytes) const;
+  // The number of the next message taken from `peer`.
+  uint64_t TakeRecvSeq(int peer) { return recv_seq_[peer]++; }
   void Track(transport::Link* link);
   void PostToLink(int peer, Waiting w);
   static bool Names(const Waiting& w, int peer, uint32_t tag) {
