@@ -91,6 +91,15 @@ WEFT_API weftResult_t weftGetVersion(int* version);
 /* Creates an id on one process (which then serves the rendezvous until it exits);
  * pass it to every rank out of band, then call weftCommInitRank on each. */
 WEFT_API weftResult_t weftGetUniqueId(weftUniqueId* uniqueId);
+/* The id of another communicator met through the same rendezvous as `base` (the store
+ * `base` names, and its secret): `salt` picks which. Equal (base, salt) give equal ids
+ * on every process; different salts give different communicators (a 64-bit hash of the
+ * two: a collision is as unlikely as two ids from weftGetUniqueId colliding). For ranks
+ * that exchanged ids once and later form a new communicator without another exchange
+ * (torch's reconfigure): each generation salts the same id with a value it has not used.
+ * A malformed `base` is refused (weftInvalidArgument). */
+WEFT_API weftResult_t weftUniqueIdDerive(const weftUniqueId* base, uint64_t salt,
+                                         weftUniqueId* derived);
 WEFT_API weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, weftUniqueId commId,
                                        int rank);
 
@@ -175,6 +184,9 @@ WEFT_API weftResult_t weftCommSetTimeout(weftComm_t comm, uint64_t timeout_ms);
 /* The timeout weftCommSetTimeout set last, else the one from init (config or
  * WEFT_TIMEOUT), in milliseconds. */
 WEFT_API weftResult_t weftCommGetTimeout(const weftComm_t comm, uint64_t* timeout_ms);
+/* The timeout a communicator gets when its config sets none: WEFT_TIMEOUT, else 300 s,
+ * in milliseconds. weftInvalidArgument if WEFT_TIMEOUT is malformed. */
+WEFT_API weftResult_t weftGetDefaultTimeout(uint64_t* timeout_ms);
 WEFT_API weftResult_t weftCommCount(const weftComm_t comm, int* count);
 WEFT_API weftResult_t weftCommUserRank(const weftComm_t comm, int* rank);
 /* The name of the algorithm this rank ran for its most recently started collective on

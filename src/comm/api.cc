@@ -1,6 +1,8 @@
 // The C API: communicators, collectives, requests and errors, with the plumbing the
 // other api*.cc files share (api_internal.h): point-to-point is in api_p2p.cc, group
 // calls in api_group.cc. Nothing here throws or aborts.
+#include <fmt/format.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -9,14 +11,14 @@
 #include <thread>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "comm/api_internal.h"
 #include "comm/call_group.h"
 #include "comm/communicator.h"
 #include "comm/init.h"
 #include "comm/registry.h"
 #include "comm/shrink.h"
+#include "comm/unique_id.h"
+#include "core/env.h"
 #include "gpu/runtime.h"
 #include "transport/shm/shared_buffer.h"
 #include "weft/weft.h"
@@ -172,6 +174,23 @@ weftResult_t weftGetUniqueId(weftUniqueId* id) {
   return Report(nullptr, weft::comm::NewUniqueId(id));
 }
 
+weftResult_t weftUniqueIdDerive(const weftUniqueId* base, uint64_t salt, weftUniqueId* derived) {
+  if (base == nullptr || derived == nullptr)
+    return Report(nullptr,
+                  weft::InvalidArgument(base == nullptr ? "base is NULL" : "derived is NULL"));
+  auto text = weft::comm::DeriveUniqueId(
+      std::string_view(base->internal, strnlen(base->internal, sizeof(base->internal))), salt);
+  if (!text.ok()) return Report(nullptr, text.status().WithContext("weftUniqueIdDerive"));
+  // Same store and secret, a nonce of the same width: it fits where `base` did.
+  if (text->size() >= sizeof(derived->internal))
+    return Report(nullptr, weft::Internal("weftUniqueIdDerive: the derived id does not fit"));
+  weftUniqueId out;
+  std::memset(out.internal, 0, sizeof(out.internal));
+  std::memcpy(out.internal, text->data(), text->size());
+  *derived = out;  // `derived` may be `base`
+  return weftSuccess;
+}
+
 static weftResult_t Adopt(weftComm_t* out,
                           weft::Result<std::unique_ptr<weft::comm::Communicator>> r) {
   if (!r.ok()) return Report(nullptr, r.status());
@@ -316,6 +335,14 @@ weftResult_t weftCommSetTimeout(weftComm_t comm, uint64_t timeout_ms) {
                             "number of milliseconds", comm->impl->rank())));
   }
   comm->impl->SetTimeout(static_cast<double>(timeout_ms) / 1000.0);
+  return weftSuccess;
+}
+
+weftResult_t weftGetDefaultTimeout(uint64_t* timeout_ms) {
+  if (timeout_ms == nullptr) return Report(nullptr, weft::InvalidArgument("timeout_ms is NULL"));
+  auto seconds = weft::TimeoutSeconds();
+  if (!seconds.ok()) return Report(nullptr, seconds.status());
+  *timeout_ms = static_cast<uint64_t>(seconds.value() * 1000.0 + 0.5);  // as below
   return weftSuccess;
 }
 

@@ -11,7 +11,25 @@ bool IsLowerHex(std::string_view s) {
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   return true;
 }
+
+// splitmix64's finalizer: every input bit moves about half of the output bits, so
+// nearby salts (generation 1, 2, 3) give unrelated nonces.
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
 }  // namespace
+
+Result<std::string> DeriveUniqueId(std::string_view text, uint64_t salt) {
+  WEFT_ASSIGN_OR_RETURN(UniqueIdFields fields, ParseUniqueId(text));
+  // The salt goes through Mix before it meets the nonce, so salt == nonce ^ k cannot
+  // cancel against it.
+  uint64_t nonce = Mix(fields.nonce ^ Mix(salt + 0x9e3779b97f4a7c15ULL));
+  return FormatUniqueId(fields.store, nonce, fields.secret);
+}
 
 std::string FormatUniqueId(const net::SockAddr& store, uint64_t nonce, const std::string& secret) {
   return fmt::format("{} {} {:016x} {}", kIdTag, store.ToString(), nonce, secret);

@@ -26,6 +26,9 @@ inline constexpr size_t kUniqueIdSecretHex = 32;  // 128 random bits
 std::string FormatUniqueId(const net::SockAddr& store, uint64_t nonce, const std::string& secret);
 // InvalidArgument for anything FormatUniqueId could not have produced.
 Result<UniqueIdFields> ParseUniqueId(std::string_view text);
+// The id of another communicator on the same store and secret as `text` (a valid id):
+// its nonce hashed with `salt` (weftUniqueIdDerive).
+Result<std::string> DeriveUniqueId(std::string_view text, uint64_t salt);
 // Exactly 16 lower- or upper-case hex digits.
 Result<uint64_t> ParseHex64(std::string_view text);
 

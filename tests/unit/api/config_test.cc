@@ -107,6 +107,27 @@ TEST(ConfigApiTest, NullConfigAndInitializerTakeWeftTimeout) {
   }
 }
 
+TEST(ConfigApiTest, DefaultTimeoutIsWeftTimeoutElse300Seconds) {
+  uint64_t ms = 0;
+  {
+    ScopedEnv unset("WEFT_TIMEOUT", "");
+    unsetenv("WEFT_TIMEOUT");
+    ASSERT_EQ(weftGetDefaultTimeout(&ms), weftSuccess) << LastError();
+    EXPECT_EQ(ms, 300000u);
+  }
+  {
+    ScopedEnv timeout("WEFT_TIMEOUT", "2.5");
+    ASSERT_EQ(weftGetDefaultTimeout(&ms), weftSuccess) << LastError();
+    EXPECT_EQ(ms, 2500u);
+  }
+  {
+    ScopedEnv bad("WEFT_TIMEOUT", "soon");
+    EXPECT_EQ(weftGetDefaultTimeout(&ms), weftInvalidArgument);
+    EXPECT_NE(LastError().find("WEFT_TIMEOUT"), std::string::npos) << LastError();
+  }
+  EXPECT_EQ(weftGetDefaultTimeout(nullptr), weftInvalidArgument);
+}
+
 TEST(ConfigApiTest, ConfigTimeoutWinsOverWeftTimeout) {
   ScopedEnv env("WEFT_TIMEOUT", "7");
   weftConfig_t config = WEFT_CONFIG_INITIALIZER;
