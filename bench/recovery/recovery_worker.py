@@ -1,10 +1,11 @@
 """One rank of the recovery benchmark (bench/recovery/run.py): DDP training on weft in
 which the last rank dies at step KILL_STEP, and the survivors go on, either on the group
-shrunk without it (torch's shrink_group, weftCommShrink) or on a new group made by
+shrunk without it (torch's shrink_group, weftCommShrink), on a new group made by
 aborting the old one and initialising again through a fresh rendezvous (what an elastic
-agent does when it restarts the job in place).
+agent does when it restarts the job in place), or on the same group re-formed by torch's
+reconfigure from the handles the ranks exchanged at the start (enable_reconfigure).
 
-argv: mode (shrink | reinit | fresh), kill_step, steps_after. "fresh" is a job started
+argv: mode (shrink | reinit | reconfigure | fresh), kill_step, steps_after. "fresh" is a job started
 anew on WORLD_SIZE ranks that takes one step: what a relaunch costs once its processes
 are up. Prints "EVENT name wall_time" lines (time.time(), one host) that run.py reads,
 and "rank R: RECOVERY-OK" once the survivors' parameters agree after steps_after steps.
@@ -53,7 +54,16 @@ def checksum(model):
 
 
 event("start")
-dist.init_process_group("weft")
+if mode == "reconfigure":
+    # Every rank's handle, exchanged once through torch's store; the survivors re-form
+    # the group from them later without another exchange.
+    dist.init_process_group("weft", enable_reconfigure=True)
+    store = dist.distributed_c10d._get_default_store()
+    store.set(f"handle/{rank}", dist._get_reconfigure_handle())
+    handles = [store.get(f"handle/{r}").decode() for r in range(world)]
+    dist._reconfigure(uuid=1, handles=handles).wait()
+else:
+    dist.init_process_group("weft")
 model = make_model()
 ddp = DDP(model)
 opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
@@ -92,6 +102,10 @@ elif mode == "reinit":
     addr = os.environ["MASTER_ADDR"]
     dist.init_process_group("weft", init_method=f"tcp://{addr}:{os.environ['RESTART_PORT']}",
                             rank=rank, world_size=world - 1)
+    group = None
+    new_rank = dist.get_rank()
+elif mode == "reconfigure":
+    dist._reconfigure(uuid=2, handles=handles[:-1]).wait()  # aborts the failed communicator
     group = None
     new_rank = dist.get_rank()
 else:

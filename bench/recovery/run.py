@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Time to recover from a rank's death during DDP training on weft: the survivors going on
-on a shrunk group (shrink_group) against the same survivors aborting and initialising a
-new group (abort + re-init), and, for scale, a job of the survivors' size started anew.
+on a shrunk group (shrink_group), against the same survivors aborting and initialising a
+new group (abort + re-init), against re-forming the group from handles exchanged at the
+start (torch's reconfigure), and, for scale, a job of the survivors' size started anew.
 
     python3 bench/recovery/run.py --worlds 4 8 --repeat 3 [--json out.json]
 
@@ -71,8 +72,8 @@ def span(values):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--worlds", type=int, nargs="+", default=[4, 8])
-    ap.add_argument("--modes", nargs="+", default=["shrink", "reinit", "fresh"],
-                    choices=["shrink", "reinit", "fresh"])
+    modes = ["shrink", "reinit", "reconfigure", "fresh"]
+    ap.add_argument("--modes", nargs="+", default=modes, choices=modes)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--kill-step", type=int, default=5)
     ap.add_argument("--steps-after", type=int, default=3)
@@ -104,7 +105,8 @@ def main():
                 print(f"| {world} | fresh start of {world - 1} ranks to the first step | | | "
                       f"{span([r['total'] for r in rs])} | |")
                 continue
-            name = {"shrink": "shrink_group", "reinit": "abort + init_process_group"}[mode]
+            name = {"shrink": "shrink_group", "reinit": "abort + init_process_group",
+                    "reconfigure": "_reconfigure"}[mode]
             print(f"| {world} | {name} | {span([r['detect'] for r in rs])} | "
                   f"{span([r['recover'] for r in rs])} | {span([r['total'] for r in rs])} | "
                   f"{span([r['step'] for r in rs])} |")

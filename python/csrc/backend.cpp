@@ -71,8 +71,7 @@ WorkPtr WeftBackend::Launch(OpType type, const char* name, Timeout timeout, c10:
   op.issued = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(issue_mu_);
   op.seq = seq_;
-  TORCH_CHECK(comm_ != nullptr, "weft ", name,
-              ": the process group was shut down or aborted");
+  RequireComm(name);
   CheckCoalescingDevice(device, name);
   ApplyTimeout(timeout, name);
   Issuer issuer{comm_, name};
@@ -97,8 +96,7 @@ WorkPtr WeftBackend::LaunchOnStream(OpType type, const char* name, Timeout timeo
   c10::intrusive_ptr<WeftWork> work;
   OnCurrentStream(device, [&](weftStream_t stream) {
     std::lock_guard<std::mutex> lock(issue_mu_);
-    TORCH_CHECK(comm_ != nullptr, "weft ", name,
-                ": the process group was shut down or aborted");
+    RequireComm(name);
     CheckCoalescingDevice(device, name);
     ApplyTimeout(timeout, name);
     Issuer issuer{comm_, name, stream, /*on_stream=*/true};

@@ -13,6 +13,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -31,6 +33,11 @@ class WeftBackend : public c10d::Backend {
   // communicator's name in weft's errors and logs ("" for none).
   WeftBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
               std::chrono::milliseconds timeout, const std::string& name = "");
+  // torch's enable_reconfigure=True: no communicator until reconfigure() forms one (no
+  // rendezvous now; the store is not used). rank and size are torch's until then.
+  struct AwaitReconfigure {};
+  WeftBackend(AwaitReconfigure, int rank, int size, std::chrono::milliseconds timeout,
+              std::string name);
   // Takes ownership of `comm`, an initialized communicator (weftCommShrink's result).
   // `timeout`: the group timeout for operations without their own (0: the one `comm`
   // has).
@@ -50,7 +57,7 @@ class WeftBackend : public c10d::Backend {
   void abort() override;
   // The error that failed the group (weftCommGetAsyncError): TIMEOUT, REMOTE_ERROR (a
   // peer failed or left), COMM_ERROR (anything else, an abort included); SUCCESS while
-  // it works, and after a normal shutdown.
+  // it works, and after a normal shutdown; COMM_ERROR after a failed reconfigure.
   c10d::ErrorType getError() override;
   // torch's ProcessGroup._set_default_timeout / Backend::setTimeout: the timeout of the
   // operations issued from now on that carry none of their own (an options struct's
@@ -117,6 +124,21 @@ class WeftBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Backend> shrink(const std::vector<int64_t>& ranks_to_exclude,
                                            int shrink_flags,
                                            const c10::intrusive_ptr<Options>& opts) override;
+  // Fault tolerance without torch's store (reconfigure.cpp): get_reconfigure_handle is
+  // this process's own weft rendezvous ("weft:" and a weftUniqueId, whose store this
+  // process serves until it exits; it carries the secret that admits a peer, so pass it
+  // only to the job's own processes). reconfigure forms a new communicator of the ranks
+  // whose handles it is given, met at the first handle's store under a weftUniqueIdDerive
+  // of it salted with `uuid`: a list gives ranks by position, a set by sorted order. The
+  // communicator this group had (failed or not) is aborted first: work still pending on
+  // it fails. Synchronous: the returned Work is complete, and a failure (a peer that does
+  // not come within the timeout, bad handles) throws, leaving the group without a
+  // communicator until a reconfigure succeeds. Any weft group can reconfigure, also one
+  // not created with enable_reconfigure. Not while coalescing or estimating.
+  bool supportsReconfigure() const override { return true; }
+  c10d::ReconfigureHandle get_reconfigure_handle() const override;
+  c10::intrusive_ptr<c10d::Work> reconfigure(const c10d::ReconfigureOptions& opts) override;
+  bool isInitialized() override;
   c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store>& store,
                                           const std::vector<int>& ranks,
                                           const c10::intrusive_ptr<Options>& opts) override;
@@ -221,6 +243,9 @@ class WeftBackend : public c10d::Backend {
   // Requires issue_mu_. Inside startCoalescing/endCoalescing every op must be on the
   // device of the first (one Work for the batch, CPU-style or stream-ordered).
   void CheckCoalescingDevice(c10::Device device, const char* name);
+  // Requires issue_mu_. Throws, naming `name` and why, when there is no communicator
+  // (never formed, aborted, shut down, or the last reconfigure failed).
+  void RequireComm(const char* name);
   // Requires issue_mu_. Gives comm_ the timeout of the operation about to be issued
   // (weftCommSetTimeout), when it differs from the one it has.
   void ApplyTimeout(Timeout timeout, const char* name);
@@ -232,6 +257,9 @@ class WeftBackend : public c10d::Backend {
   void RunAbortHooks();
   void RunCompletionHooks(uint64_t completion_key);
   std::function<void()> AbortHooksFn();
+  std::function<void(uint64_t)> CompletionHooksFn();
+  // Gives a new completer the hooks registered so far (reconfigure's new communicator).
+  void AttachHooks(Completer& completer);
 
   c10::intrusive_ptr<c10d::Work> AllReduceMany(std::vector<at::Tensor>& tensors,
                                                const c10d::ReduceOp& op, c10d::OpType type,
@@ -263,6 +291,15 @@ class WeftBackend : public c10d::Backend {
   uint64_t comm_timeout_ms_ = 0;  // the one comm_ has now (issue_mu_)
   weftComm_t comm_ = nullptr;
   bool aborted_ = false;  // abort() ran (issue_mu_)
+  std::string name_;      // the communicator's name ("" for none), for reconfigure
+  // Why there is no communicator yet: created with enable_reconfigure, or the last
+  // reconfigure failed (its message); "" otherwise (issue_mu_).
+  std::string not_formed_;
+  bool reconfiguring_ = false;  // a reconfigure is forming a communicator (issue_mu_)
+  bool reconfigure_failed_ = false;  // the last one failed: getError's COMM_ERROR (issue_mu_)
+  std::vector<int64_t> used_uuids_;  // reconfigure's, each allowed once (issue_mu_)
+  mutable std::mutex handle_mu_;
+  mutable std::string handle_;  // get_reconfigure_handle's, made on first use (handle_mu_)
   std::mutex issue_mu_;  // weft: one thread at a time per communicator
   std::mutex hooks_mu_;
   std::map<int64_t, c10d::AbortHook> abort_hooks_;            // (hooks_mu_)
@@ -283,9 +320,11 @@ class WeftBackend : public c10d::Backend {
 };
 
 // `name`: the weft communicator's name ("" for none), as WeftBackend's.
+// `enable_reconfigure`: no rendezvous now; reconfigure() forms the communicator.
 c10::intrusive_ptr<c10d::Backend> CreateWeftBackend(const c10::intrusive_ptr<c10d::Store>& store,
                                                     int rank, int size,
                                                     const std::chrono::duration<float>& timeout,
-                                                    const std::string& name);
+                                                    const std::string& name,
+                                                    bool enable_reconfigure = false);
 
 }  // namespace weft_torch

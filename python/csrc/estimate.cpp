@@ -6,8 +6,7 @@ namespace weft_torch {
 
 void WeftBackend::startTimeEstimate() {
   std::lock_guard<std::mutex> lock(issue_mu_);
-  TORCH_CHECK(comm_ != nullptr, "weft startTimeEstimate: rank ", rank_,
-              ": the process group was shut down or aborted");
+  RequireComm("startTimeEstimate");
   TORCH_CHECK(!estimating_, "weft startTimeEstimate: rank ", rank_,
               " is already estimating (call endTimeEstimate first)");
   TORCH_CHECK(!coalescing_, "weft startTimeEstimate: rank ", rank_,
@@ -29,7 +28,7 @@ float WeftBackend::endTimeEstimate() {
 c10::intrusive_ptr<c10d::Work> WeftBackend::Estimated(c10d::OpType type, const char* name,
                                                       const std::function<void(Issuer&)>& issue) {
   std::lock_guard<std::mutex> lock(issue_mu_);
-  TORCH_CHECK(comm_ != nullptr, "weft ", name, ": the process group was shut down or aborted");
+  RequireComm(name);
   // Stream calls with no stream: inside a group they are checked and kept, never run
   // (weftGroupSimulateEnd drops them), whatever the tensors' device.
   Issuer issuer{comm_, name, nullptr, /*on_stream=*/true};

@@ -53,12 +53,31 @@ WeftBackend::WeftBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
   }
   weftConfig_t config = WEFT_CONFIG_INITIALIZER;
   config.timeout_ms = InitTimeoutMs(timeout);
+  name_ = name;
   config.name = name.empty() ? nullptr : name.c_str();
   Check(weftCommInitRankConfig(&comm_, size, id, rank, &config), "init (weftCommInitRankConfig)",
         nullptr);
   Check(weftCommGetTimeout(comm_, &comm_timeout_ms_), "init (weftCommGetTimeout)", comm_);
   default_timeout_ms_ = comm_timeout_ms_;
   completer_ = std::make_shared<Completer>(comm_);
+}
+
+WeftBackend::WeftBackend(AwaitReconfigure, int rank, int size, std::chrono::milliseconds timeout,
+                         std::string name)
+    : c10d::Backend(rank, size),
+      timeout_(timeout),
+      name_(std::move(name)),
+      not_formed_("created with enable_reconfigure=True: call reconfigure() to form its "
+                  "communicator first") {
+  // What the communicator would get at init: torch's group timeout, unless WEFT_TIMEOUT
+  // wins (InitTimeoutMs); every reconfigure's communicator then runs its operations with it.
+  int64_t ms = InitTimeoutMs(timeout);
+  if (ms == 0) {
+    uint64_t weft_default = 0;
+    Check(weftGetDefaultTimeout(&weft_default), "init (weftGetDefaultTimeout)", nullptr);
+    ms = static_cast<int64_t>(weft_default);
+  }
+  default_timeout_ms_ = static_cast<uint64_t>(ms);
 }
 
 WeftBackend::WeftBackend(weftComm_t comm, int rank, int size, std::chrono::milliseconds timeout)
@@ -120,14 +139,28 @@ void WeftBackend::registerCompletionHook(int64_t hook_id, c10d::CompletionHook h
     std::lock_guard<std::mutex> lock(hooks_mu_);
     AddHook(completion_hooks_, hook_id, std::move(hook), rank_, "registerCompletionHook");
   }
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  if (completer_) completer_->SetSuccessListener(CompletionHooksFn());
+}
+
+std::function<void(uint64_t)> WeftBackend::CompletionHooksFn() {
   c10::weak_intrusive_ptr<WeftBackend> weak(
       c10::intrusive_ptr<WeftBackend>::unsafe_reclaim_from_nonowning(this));
-  std::lock_guard<std::mutex> lock(issue_mu_);
-  if (completer_) {
-    completer_->SetSuccessListener([weak](uint64_t key) {
-      if (c10::intrusive_ptr<WeftBackend> backend = weak.lock()) backend->RunCompletionHooks(key);
-    });
+  return [weak](uint64_t key) {
+    if (c10::intrusive_ptr<WeftBackend> backend = weak.lock()) backend->RunCompletionHooks(key);
+  };
+}
+
+void WeftBackend::AttachHooks(Completer& completer) {
+  bool abort_hooks, completion_hooks;
+  {
+    std::lock_guard<std::mutex> lock(hooks_mu_);
+    abort_hooks = !abort_hooks_.empty();
+    completion_hooks = !completion_hooks_.empty();
   }
+  if (abort_hooks) completer.SetFirstFailure(AbortHooksFn());
+  if (completion_hooks) completer.SetSuccessListener(CompletionHooksFn());
+  if (onCompletionHook_) completer.SetCompletionHook(onCompletionHook_);
 }
 
 void WeftBackend::unregisterCompletionHook(int64_t hook_id) {
@@ -177,8 +210,7 @@ c10::intrusive_ptr<c10d::Backend> WeftBackend::shrink(const std::vector<int64_t>
     child_timeout = opts && opts->timeout.count() > 0
                         ? opts->timeout
                         : std::chrono::milliseconds(default_timeout_ms_);
-    TORCH_CHECK(comm_ != nullptr, "weft shrink: rank ", rank_,
-                ": the process group was shut down or aborted");
+    RequireComm("shrink");
     Check(weftCommShrink(comm_, excluded.data(), static_cast<int>(excluded.size()), &newcomm,
                          shrink_flags),
           "shrink (weftCommShrink)", comm_);
@@ -193,10 +225,10 @@ void WeftBackend::registerOnCompletionHook(OnCompletionHook&& hook) {
   std::lock_guard<std::mutex> lock(issue_mu_);
   TORCH_CHECK(!onCompletionHook_, "weft: rank ", rank_,
               ": a completion hook is already registered on this group (one per group)");
-  TORCH_CHECK(completer_ != nullptr, "weft registerOnCompletionHook: rank ", rank_,
-              ": the process group was shut down or aborted");
+  // Without a communicator yet (enable_reconfigure), reconfigure attaches it.
+  if (!completer_ && not_formed_.empty()) RequireComm("registerOnCompletionHook");
   onCompletionHook_ = hook;  // Backend::hasHooks() reads it
-  completer_->SetCompletionHook(std::move(hook));
+  if (completer_) completer_->SetCompletionHook(std::move(hook));
 }
 
 void WeftBackend::waitForPendingWorks() {
@@ -232,7 +264,10 @@ void WeftBackend::abort() {
 
 c10d::ErrorType WeftBackend::getError() {
   std::lock_guard<std::mutex> lock(issue_mu_);
-  if (comm_ == nullptr) return aborted_ ? c10d::ErrorType::COMM_ERROR : c10d::ErrorType::SUCCESS;
+  if (comm_ == nullptr) {
+    return aborted_ || reconfigure_failed_ ? c10d::ErrorType::COMM_ERROR
+                                           : c10d::ErrorType::SUCCESS;
+  }
   weftResult_t failed = weftSuccess;
   Check(weftCommGetAsyncError(comm_, &failed), "getError (weftCommGetAsyncError)", comm_);
   switch (failed) {
@@ -263,9 +298,12 @@ c10::intrusive_ptr<c10d::Backend> WeftBackend::split(const c10::intrusive_ptr<c1
 c10::intrusive_ptr<c10d::Backend> CreateWeftBackend(const c10::intrusive_ptr<c10d::Store>& store,
                                                     int rank, int size,
                                                     const std::chrono::duration<float>& timeout,
-                                                    const std::string& name) {
-  return c10::make_intrusive<WeftBackend>(
-      store, rank, size, std::chrono::duration_cast<std::chrono::milliseconds>(timeout), name);
+                                                    const std::string& name,
+                                                    bool enable_reconfigure) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+  if (enable_reconfigure)
+    return c10::make_intrusive<WeftBackend>(WeftBackend::AwaitReconfigure{}, rank, size, ms, name);
+  return c10::make_intrusive<WeftBackend>(store, rank, size, ms, name);
 }
 
 }  // namespace weft_torch

@@ -11,7 +11,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   // The GIL is released: creation is a rendezvous with the other ranks and can block.
   m.def("create_backend", &weft_torch::CreateWeftBackend, pybind11::arg("store"),
         pybind11::arg("rank"), pybind11::arg("size"), pybind11::arg("timeout"),
-        pybind11::arg("name") = std::string(),
+        pybind11::arg("name") = std::string(), pybind11::arg("enable_reconfigure") = false,
         pybind11::call_guard<pybind11::gil_scoped_release>());
   m.def("library_version", [] {
     int v = 0;

@@ -33,9 +33,11 @@ BACKEND = "weft"
 
 def _create_backend(opts, backend_options):
     # torch's extended creator API: the group's name names the weft communicator
-    # ("weft:<group name>" in weft's errors and logs).
+    # ("weft:<group name>" in weft's errors and logs). With enable_reconfigure, the group
+    # has no communicator until torch.distributed._reconfigure forms one (docs/TORCH.md).
     return _C.create_backend(opts.store, opts.group_rank, opts.group_size, opts.timeout,
-                             f"weft:{opts.group_id}")
+                             f"weft:{opts.group_id}",
+                             bool(getattr(opts, "enable_reconfigure", False)))
 
 
 def cuda_support() -> tuple[bool, str]:
