@@ -1,7 +1,8 @@
 // The unique id text (comm/unique_id.h): ids cross process boundaries through the user's
 // own channel. Properties: never crashes; never resolves names (parsing is numeric only);
 // an id it accepts has a secret of kUniqueIdSecretHex lower-case hex digits, formats back
-// to the same fields, and fits in a weftUniqueId with its NUL.
+// to the same fields, and fits in a weftUniqueId with its NUL; an id derived from it
+// (weftUniqueIdDerive) parses, keeps its store and secret, and fits too.
 #include <string>
 
 #include "comm/unique_id.h"
@@ -20,5 +21,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto again = weft::comm::ParseUniqueId(formatted);
   WEFT_FUZZ_CHECK(again.ok() && again->nonce == id->nonce && again->secret == id->secret &&
                   again->store.ToString() == id->store.ToString());
+  uint64_t salt = size > 0 ? data[0] * 0x0101010101010101ULL : 0;
+  auto derived = weft::comm::DeriveUniqueId(text, salt);
+  WEFT_FUZZ_CHECK(derived.ok() && derived->size() < 128);
+  auto parsed = weft::comm::ParseUniqueId(derived.value());
+  WEFT_FUZZ_CHECK(parsed.ok() && parsed->secret == id->secret &&
+                  parsed->store.ToString() == id->store.ToString());
   return 0;
 }
