@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -125,7 +126,26 @@ void WithRef(DataType dtype, F&& f) {
   }
 }
 
-constexpr size_t kCounts[] = {0, 1, 7, 1000003};
+// The largest count crosses every unrolled loop and many of ReduceIntoStreaming's 4 KiB
+// blocks, with a tail. WEFT_TEST_LARGE_COUNT (a count above 4096) replaces it: the
+// aarch64 run under qemu (scripts/cross-aarch64.sh) takes 65539, which still spans 16 or
+// more blocks at every element size, where 1000003 cost it over 100 s of emulation.
+size_t LargeCount() {
+  static const size_t count = [] {
+    const char* env = std::getenv("WEFT_TEST_LARGE_COUNT");
+    if (env == nullptr) return size_t{1000003};
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(env, &end, 10);
+    if (end == env || *end != '\0' || v <= 4096) {
+      ADD_FAILURE() << "WEFT_TEST_LARGE_COUNT must be a count above 4096, got '" << env << "'";
+      return size_t{1000003};
+    }
+    return static_cast<size_t>(v);
+  }();
+  return count;
+}
+
+std::vector<size_t> Counts() { return {0, 1, 7, LargeCount()}; }
 
 // --- Every dtype x op x instruction set, against the scalar reference -----------------
 
@@ -156,7 +176,7 @@ TEST_P(ReduceAllTest, MatchesScalarReference) {
   WithRef(dtype, [&]<typename Ref>() {
     using S = typename Ref::Storage;
     std::mt19937_64 rng(std::get<0>(GetParam()) * 31 + std::get<1>(GetParam()));
-    for (size_t count : kCounts) {
+    for (size_t count : Counts()) {
       // Element offsets 0/1 for dst and src: buffers not aligned to any vector width,
       // and mutually misaligned, so no alignment peeling can line both up.
       for (size_t doff : {0, 1}) {
@@ -207,7 +227,7 @@ TEST_P(ReduceAllTest, ReduceIntoMatchesScalarReference) {
   WithRef(dtype, [&]<typename Ref>() {
     using S = typename Ref::Storage;
     std::mt19937_64 rng(std::get<0>(GetParam()) * 37 + std::get<1>(GetParam()));
-    for (size_t count : kCounts) {
+    for (size_t count : Counts()) {
       for (bool dst_is_a : {false, true}) {
         for (size_t off : {0, 1}) {
           for (bool streaming : {false, true}) {  // exec/streaming_store.h
@@ -298,7 +318,7 @@ TEST_P(DivideTest, MatchesScalarReference) {
   WithRef(dtype, [&]<typename Ref>() {
     using S = typename Ref::Storage;
     std::mt19937_64 rng(GetParam());
-    for (size_t count : kCounts) {
+    for (size_t count : Counts()) {
       for (int divisor : {1, 2, 3, 7, 64}) {
         std::vector<S> buf(count + 2);
         for (auto& v : buf) v = Ref::Random(rng);
