@@ -215,6 +215,34 @@ WEFT_API weftResult_t weftCommRegister(const weftComm_t comm, void* buff, size_t
                                        void** handle);
 WEFT_API weftResult_t weftCommDeregister(const weftComm_t comm, void* handle);
 
+/* One-sided windows on one host (docs/TRANSPORTS.md, "Windows"; torch's new_window).
+ * weftWinCreate is collective: every rank of `comm` gives a range of a weftMemAlloc
+ * buffer (ranges may differ in size; size 0: this rank exposes nothing, buff ignored),
+ * and each rank maps every other's, so peers read and write it directly. Every rank
+ * gets the same result: a bad range on any rank, ranks on different hosts
+ * (weftInvalidUsage), or a rank that cannot map the others fail them all, naming the
+ * rank and the cause (in weftGetLastError(comm)). After creation a window does not use
+ * `comm`: it may outlive it, and its calls report errors in weftGetLastError(NULL).
+ *   weftWinFree: unmaps the peers' ranges here (the buffers stay the callers'). Local;
+ *     call weftBarrier first where peers may still put or signal (a late put to a freed
+ *     window lands in memory nobody reads: no fault, no corruption elsewhere).
+ *   weftWinPeerPtr: where rank's range is mapped here, and its size.
+ *   weftWinPut: copies `bytes` from `src` to `offset` in `peer`'s range (blocking: done
+ *     on return); a range past its end is weftInvalidArgument.
+ *   weftWinSignal: tells `peer` that this rank's puts to it so far are done.
+ *   weftWinWaitSignal: waits for `peer`'s next signal to this rank (each wait takes
+ *     one); what `peer` put before that signal is then visible here. Bounded by
+ *     timeout_ms (0: the communicator's timeout when the window was created):
+ *     weftTimeout; weftRemoteError when the peer's process is gone. */
+typedef struct weftWindow* weftWindow_t;
+WEFT_API weftResult_t weftWinCreate(weftComm_t comm, void* buff, size_t size, weftWindow_t* win);
+WEFT_API weftResult_t weftWinFree(weftWindow_t win);
+WEFT_API weftResult_t weftWinPeerPtr(weftWindow_t win, int rank, void** ptr, size_t* size);
+WEFT_API weftResult_t weftWinPut(weftWindow_t win, const void* src, size_t bytes, int peer,
+                                 size_t offset);
+WEFT_API weftResult_t weftWinSignal(weftWindow_t win, int peer);
+WEFT_API weftResult_t weftWinWaitSignal(weftWindow_t win, int peer, uint64_t timeout_ms);
+
 /* --- Collectives (blocking) --------------------------------------------------- */
 WEFT_API weftResult_t weftAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                     weftDataType_t datatype, weftRedOp_t op, weftComm_t comm);
