@@ -139,6 +139,13 @@ class WeftBackend : public c10d::Backend {
   c10d::ReconfigureHandle get_reconfigure_handle() const override;
   c10::intrusive_ptr<c10d::Work> reconfigure(const c10d::ReconfigureOptions& opts) override;
   bool isInitialized() override;
+  // One-sided windows (window.h): on one host, over tensors in weft's shared memory.
+  // new_window is collective; with a tensor it registers it (tensor_register).
+  bool supportsWindow() const override { return true; }
+  c10::intrusive_ptr<c10d::Window> new_window(const std::optional<at::Tensor>& tensor) override;
+  // weftWinCreate on this group's communicator, for WeftWindow::tensor_register; throws
+  // with weft's message (the same on every rank).
+  void CreateWindow(void* buff, size_t bytes, weftWindow_t* win);
   c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store>& store,
                                           const std::vector<int>& ranks,
                                           const c10::intrusive_ptr<Options>& opts) override;

@@ -1,7 +1,9 @@
 #include "comm/window.h"
 
 #include <fmt/format.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -122,6 +124,7 @@ Result<std::unique_ptr<Window>> Window::Create(int rank, int size, void* buff, s
       v.signals = static_cast<std::atomic<uint32_t>*>(w->own_signals_);
       continue;
     }
+    v.pidfd = static_cast<int>(syscall(SYS_pidfd_open, v.pid, 0));  // -1: kill(2) instead
     auto sig = shm::MapPeerBuffer(v.pid, cards[r].sig_fd, cards[r].sig_bytes);
     if (!sig.ok()) {
       done.ok = 0;
@@ -152,6 +155,8 @@ Result<std::unique_ptr<Window>> Window::Create(int rank, int size, void* buff, s
 }
 
 Window::~Window() {
+  for (PeerView& v : views_)
+    if (v.pidfd >= 0) close(v.pidfd);
   mappings_.clear();  // unmaps the peers' memory before this rank's block goes
   if (own_signals_ != nullptr) (void)shm::SharedFree(own_signals_);
 }
@@ -194,6 +199,13 @@ Status Window::Signal(int peer) {
   return Status::Ok();
 }
 
+bool Window::PeerGone(int peer) const {
+  const PeerView& v = views_[peer];
+  if (v.pidfd < 0) return kill(v.pid, 0) != 0 && errno == ESRCH;
+  struct pollfd p = {v.pidfd, POLLIN, 0};
+  return poll(&p, 1, 0) > 0;
+}
+
 Status Window::WaitSignal(int peer, double timeout_s) {
   WEFT_RETURN_IF_ERROR(CheckPeer(peer, "weftWinWaitSignal"));
   std::atomic<uint32_t>* word = Word(views_[rank_].signals, peer);
@@ -206,7 +218,7 @@ Status Window::WaitSignal(int peer, double timeout_s) {
       consumed_[peer] = want;
       return Status::Ok();
     }
-    if (peer != rank_ && kill(views_[peer].pid, 0) != 0 && errno == ESRCH) {
+    if (peer != rank_ && PeerGone(peer)) {
       return Unavailable(fmt::format(
           "weftWinWaitSignal: rank {} waited for signal {} from rank {}, whose process (pid "
           "{}) is gone",

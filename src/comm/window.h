@@ -10,7 +10,8 @@
 // A put followed by a signal to the same peer is seen in that order: the signal's
 // increment is a release, the waiter's load an acquire. A waiter sleeps on the word
 // (a futex on shared memory) and checks, between sleeps, its deadline and whether the
-// signaller's process still exists.
+// signaller's process has exited (a pidfd taken at creation: no pid reuse, and a dead
+// process its parent has not reaped yet counts as gone).
 //
 // Creation is collective and all-or-nothing: every rank's card (its range, its fds, its
 // host, or why it has none) goes to every rank through the communicator, and a second
@@ -66,7 +67,9 @@ class Window {
     size_t bytes = 0;
     std::atomic<uint32_t>* signals = nullptr;  // the peer's block
     pid_t pid = 0;
+    int pidfd = -1;  // readable once the peer's process has exited (even unreaped)
   };
+  bool PeerGone(int peer) const;
   Window(int rank, int size, double timeout_s)
       : rank_(rank), size_(size), timeout_s_(timeout_s), views_(size), consumed_(size, 0) {}
   Status CheckPeer(int peer, const char* api) const;
