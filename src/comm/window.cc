@@ -104,6 +104,16 @@ Result<std::unique_ptr<Window>> Window::Create(int rank, int size, void* buff, s
       return ProtocolError(fmt::format("weftWinCreate: rank {}'s card is garbled", r));
     if (cards[r].error[0] != '\0')
       return InvalidArgument(fmt::format("weftWinCreate: rank {}: {}", r, Text(cards[r].error)));
+    // Sizes that this rank will map and write through: a card that does not add up is
+    // refused before any of it is believed.
+    const Card& c = cards[r];
+    if (c.sig_bytes != mine.sig_bytes || c.offset > c.alloc_bytes ||
+        c.bytes > c.alloc_bytes - c.offset || (c.bytes > 0 && c.buf_fd < 0) || c.sig_fd < 0) {
+      return ProtocolError(fmt::format(
+          "weftWinCreate: rank {}'s card does not add up (range of {} bytes at {} in an "
+          "allocation of {}, signal block of {} bytes where {} were expected)",
+          r, c.bytes, c.offset, c.alloc_bytes, c.sig_bytes, mine.sig_bytes));
+    }
   }
   for (int r = 1; r < size; ++r) {
     if (Text(cards[r].host) != Text(cards[0].host)) {
