@@ -133,7 +133,8 @@ class WeftBackend : public c10d::Backend {
   // communicator this group had (failed or not) is aborted first: work still pending on
   // it fails. Synchronous: the returned Work is complete, and a failure (a peer that does
   // not come within the timeout, bad handles) throws, leaving the group without a
-  // communicator until a reconfigure succeeds. Any weft group can reconfigure, also one
+  // communicator until a reconfigure succeeds; an abort() meanwhile makes it raise and
+  // aborts what it formed. Any weft group can reconfigure, also one
   // not created with enable_reconfigure. Not while coalescing or estimating.
   bool supportsReconfigure() const override { return true; }
   c10d::ReconfigureHandle get_reconfigure_handle() const override;

@@ -108,13 +108,14 @@ c10::intrusive_ptr<c10d::Work> WeftBackend::reconfigure(const c10d::ReconfigureO
                           used_uuids_.end(),
                       "weft reconfigure: rank ", rank_, ": uuid ", opts.uuid,
                       " was used before on this group (each reconfigure needs a fresh one)");
-    used_uuids_.push_back(opts.uuid);
     // The reconfigure's own timeout bounds the rendezvous; operations afterwards take the
     // group's (ApplyTimeout at the next one).
     config.timeout_ms = opts.timeout ? static_cast<int64_t>(opts.timeout->count())
                                      : static_cast<int64_t>(default_timeout_ms_);
     TORCH_CHECK_VALUE(config.timeout_ms > 0, "weft reconfigure: rank ", rank_,
                       ": the timeout must be positive (got ", config.timeout_ms, " ms)");
+    used_uuids_.push_back(opts.uuid);
+    aborted_ = false;  // an abort() from now on is this reconfigure's (checked below)
     // The old communicator's peers may be dead: abort it (bounded) rather than destroy
     // it, and fail what is still pending on it.
     if (completer_ && comm_ != nullptr) completer_->Abort();
@@ -142,6 +143,14 @@ c10::intrusive_ptr<c10d::Work> WeftBackend::reconfigure(const c10d::ReconfigureO
     not_formed_ = "the last reconfigure failed: " + error;
     reconfigure_failed_ = true;
     ThrowBackendError(error);
+  }
+  if (aborted_) {
+    // abort() ran while the rendezvous did: the group stays aborted, and so does the
+    // communicator just formed (its peers' first calls fail naming this rank).
+    weftCommAbort(comm);
+    not_formed_.clear();
+    TORCH_CHECK(false, "weft reconfigure: rank ", rank_, ": the group was aborted while "
+                "the reconfigure formed its communicator");
   }
   comm_ = comm;
   comm_timeout_ms_ = comm_timeout_ms;
