@@ -101,7 +101,7 @@ if [ "$mode" = all ]; then
   # Every unit test of every layer (ctest runs each through qemu, CROSSCOMPILING_EMULATOR).
   ctest --test-dir "$B" -L unit -j"$(nproc)" --timeout 900 --output-on-failure || fail=1
 else
-  # The CI subset (about 2 min under qemu), chosen for what aarch64 can change: the core
+  # The CI subset (about 1.5 min under qemu), chosen for what aarch64 can change: the core
   # layer whole (futexes, deadlines); the NEON reduction kernels and float16/bfloat16
   # conversions against the scalar reference; the schedules in the interpreter; the shm
   # ring (its memory ordering, and its stress test), the shm link and the wire format;
