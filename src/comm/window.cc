@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 
 #include "core/deadline.h"
 #include "core/futex.h"
+#include "exec/backoff.h"
 #include "transport/mesh.h"
 
 namespace weft::comm {
@@ -124,6 +126,10 @@ Result<std::unique_ptr<Window>> Window::Create(int rank, int size, void* buff, s
     }
   }
 
+  // Every rank is on this host: more of them than this process's CPUs spin less.
+  cpu_set_t cpus;
+  w->oversubscribed_ = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && size > CPU_COUNT(&cpus);
+
   Mapped done;
   for (int r = 0; r < size && done.ok; ++r) {
     PeerView& v = w->views_[r];
@@ -221,6 +227,9 @@ Status Window::WaitSignal(int peer, double timeout_s) {
   std::atomic<uint32_t>* word = Word(views_[rank_].signals, peer);
   const uint32_t want = consumed_[peer] + 1;
   const Deadline deadline = Deadline::AfterSeconds(timeout_s);
+  // Spin, then yield, then sleep on the word: a futex wake-up costs tens of µs on a busy
+  // host, where a small put's signal comes within a microsecond or two.
+  exec::Backoff backoff(oversubscribed_);
   while (true) {
     const uint32_t seen = word->load(std::memory_order_acquire);
     // Counters wrap at 2^32: compare by difference.
@@ -228,6 +237,8 @@ Status Window::WaitSignal(int peer, double timeout_s) {
       consumed_[peer] = want;
       return Status::Ok();
     }
+    const bool brief = backoff.IdleBriefly();  // spun or yielded this pass
+    if (brief && !backoff.TimeToCheck()) continue;
     if (peer != rank_ && PeerGone(peer)) {
       return Unavailable(fmt::format(
           "weftWinWaitSignal: rank {} waited for signal {} from rank {}, whose process (pid "
@@ -239,6 +250,7 @@ Status Window::WaitSignal(int peer, double timeout_s) {
           "weftWinWaitSignal: rank {} waited {} s for signal {} from rank {} (timed out)", rank_,
           timeout_s, want, peer));
     }
+    if (brief) continue;
     // Woken by the signal's FutexWakeAll; at most 50 ms between the checks above.
     FutexWaitAny({{word, seen}}, std::min<int64_t>(50'000, deadline.RemainingMs() * 1000 + 1000));
   }

@@ -8,8 +8,9 @@
 //   block of rank t:  word[f] (one per 64-byte line) = signals rank f has sent to t
 //
 // A put followed by a signal to the same peer is seen in that order: the signal's
-// increment is a release, the waiter's load an acquire. A waiter sleeps on the word
-// (a futex on shared memory) and checks, between sleeps, its deadline and whether the
+// increment is a release, the waiter's load an acquire. A waiter spins, then yields, then
+// sleeps on the word (a futex on shared memory; exec/backoff.h's phases), and checks,
+// every so often and between sleeps, its deadline and whether the
 // signaller's process has exited (a pidfd taken at creation: no pid reuse, and a dead
 // process its parent has not reaped yet counts as gone).
 //
@@ -77,6 +78,7 @@ class Window {
 
   const int rank_, size_;
   const double timeout_s_;
+  bool oversubscribed_ = false;  // more ranks than CPUs: WaitSignal spins less
   void* own_signals_ = nullptr;  // this rank's block (SharedAlloc)
   std::vector<PeerView> views_;
   std::vector<transport::shm::PeerMapping> mappings_;
