@@ -31,11 +31,11 @@ WeftWindow::WeftWindow(c10::weak_intrusive_ptr<WeftBackend> backend, int rank)
 
 WeftWindow::~WeftWindow() = default;  // win_'s deleter frees the weft window
 
-std::shared_ptr<weftWindow> WeftWindow::Registered(const char* api) {
+WeftWindow::Registration WeftWindow::Registered(const char* api) {
   std::lock_guard<std::mutex> lock(mu_);
   TORCH_CHECK(win_ != nullptr, "weft window ", api, ": rank ", rank_,
               ": no tensor is registered (tensor_register first)");
-  return win_;
+  return {win_, dtype_};
 }
 
 void WeftWindow::tensor_register(const at::Tensor& tensor, bool owning) {
@@ -58,7 +58,7 @@ void WeftWindow::tensor_register(const at::Tensor& tensor, bool owning) {
 }
 
 void WeftWindow::tensor_deregister() {
-  std::shared_ptr<weftWindow> win = Registered("tensor_deregister");
+  Registered("tensor_deregister");  // throws if nothing is registered
   // No peer may still put into this rank's tensor once the caller reuses it.
   if (c10::intrusive_ptr<WeftBackend> backend = backend_.lock()) {
     if (backend->isInitialized()) backend->barrier(c10d::BarrierOptions())->wait();
@@ -72,12 +72,7 @@ void WeftWindow::tensor_deregister() {
 c10::intrusive_ptr<c10d::Work> WeftWindow::put(const at::Tensor& tensor, int64_t dst_rank,
                                                int64_t target_offset_nelems, bool /*async_op*/,
                                                const c10d::PutOptions& /*opts*/) {
-  std::shared_ptr<weftWindow> win = Registered("put");
-  c10::ScalarType dtype;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    dtype = dtype_;
-  }
+  auto [win, dtype] = Registered("put");
   TORCH_CHECK_VALUE(tensor.device().is_cpu() && tensor.is_contiguous() &&
                         tensor.scalar_type() == dtype,
                     "weft window put: rank ", rank_, ": the tensor must be a contiguous CPU "
@@ -93,12 +88,7 @@ c10::intrusive_ptr<c10d::Work> WeftWindow::put(const at::Tensor& tensor, int64_t
 }
 
 at::Tensor WeftWindow::map_remote_tensor(int64_t rank) {
-  std::shared_ptr<weftWindow> win = Registered("map_remote_tensor");
-  c10::ScalarType dtype;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    dtype = dtype_;
-  }
+  auto [win, dtype] = Registered("map_remote_tensor");
   void* ptr = nullptr;
   size_t bytes = 0;
   CheckWin(weftWinPeerPtr(win.get(), Peer(rank, rank_, "map_remote_tensor"), &ptr, &bytes),
@@ -111,14 +101,14 @@ at::Tensor WeftWindow::map_remote_tensor(int64_t rank) {
 
 c10::intrusive_ptr<c10d::Work> WeftWindow::signal(int64_t peer_rank, bool /*async_op*/,
                                                   const c10d::SignalOptions& /*opts*/) {
-  std::shared_ptr<weftWindow> win = Registered("signal");
+  std::shared_ptr<weftWindow> win = Registered("signal").win;
   CheckWin(weftWinSignal(win.get(), Peer(peer_rank, rank_, "signal")), "window signal (weftWinSignal)");
   return Done(rank_);
 }
 
 c10::intrusive_ptr<c10d::Work> WeftWindow::wait_signal(int64_t peer_rank, bool /*async_op*/,
                                                        const c10d::WaitSignalOptions& opts) {
-  std::shared_ptr<weftWindow> win = Registered("wait_signal");
+  std::shared_ptr<weftWindow> win = Registered("wait_signal").win;
   const uint64_t timeout_ms =
       opts.timeout.count() > 0 ? static_cast<uint64_t>(opts.timeout.count()) : 0;
   CheckWin(weftWinWaitSignal(win.get(), Peer(peer_rank, rank_, "wait_signal"), timeout_ms),

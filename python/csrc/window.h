@@ -45,7 +45,11 @@ class WeftWindow : public c10d::Window {
   c10d::WindowAttr get_attr(int64_t peer_rank) override;
 
  private:
-  std::shared_ptr<weftWindow> Registered(const char* api);  // throws if none
+  struct Registration {
+    std::shared_ptr<weftWindow> win;
+    c10::ScalarType dtype;
+  };
+  Registration Registered(const char* api);  // throws if none
 
   c10::weak_intrusive_ptr<WeftBackend> backend_;
   const int rank_;
