@@ -4,6 +4,7 @@
 
 #include "backend.h"
 #include "cuda_path.h"
+#include "process_group.h"
 #include "shared_memory.h"
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
@@ -13,6 +14,11 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         pybind11::arg("rank"), pybind11::arg("size"), pybind11::arg("timeout"),
         pybind11::arg("name") = std::string(), pybind11::arg("enable_reconfigure") = false,
         pybind11::call_guard<pybind11::gil_scoped_release>());
+  // The group weft.torch's creator returns when the group runs on weft alone
+  // (process_group.h): torch's ProcessGroup, named "weft".
+  m.def("weft_process_group", &weft_torch::WeftProcessGroup, pybind11::arg("like"),
+        pybind11::arg("rank"), pybind11::arg("size"), pybind11::arg("backend"),
+        pybind11::arg("devices"));
   m.def("library_version", [] {
     int v = 0;
     weftGetVersion(&v);

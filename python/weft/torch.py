@@ -3,6 +3,8 @@
     import weft.torch
     torch.distributed.init_process_group("weft")
 """
+import sys
+
 import torch
 import torch.distributed as dist
 
@@ -35,9 +37,43 @@ def _create_backend(opts, backend_options):
     # torch's extended creator API: the group's name names the weft communicator
     # ("weft:<group name>" in weft's errors and logs). With enable_reconfigure, the group
     # has no communicator until torch.distributed._reconfigure forms one (docs/TORCH.md).
-    return _C.create_backend(opts.store, opts.group_rank, opts.group_size, opts.timeout,
-                             f"weft:{opts.group_id}",
-                             bool(getattr(opts, "enable_reconfigure", False)))
+    backend = _C.create_backend(opts.store, opts.group_rank, opts.group_size, opts.timeout,
+                                f"weft:{opts.group_id}",
+                                bool(getattr(opts, "enable_reconfigure", False)))
+    devices = _devices_if_weft_alone(sys._getframe(1))
+    if devices is None:
+        return backend
+    # torch skips its own set-up of a backend that comes back inside a ProcessGroup, so
+    # this repeats the part that applies: the collective checker of
+    # TORCH_DISTRIBUTED_DEBUG=DETAIL, which torch puts around every plugin backend.
+    if dist.get_debug_level() == dist.DebugLevel.DETAIL and dist.is_gloo_available():
+        backend = dist.distributed_c10d._create_process_group_wrapper(
+            backend, opts.group_id, opts.store, opts.group_rank, opts.group_size,
+            opts.timeout)
+    return _C.weft_process_group(opts.process_group, opts.group_rank, opts.group_size,
+                                 backend, devices)
+
+
+def _devices_if_weft_alone(caller):
+    """The devices of the group being built when weft serves all of them, else None.
+
+    torch names a group after its default backend's type, CUSTOM ("custom") for every
+    plugin, so the creator returns a ProcessGroup named "weft" instead of a bare backend
+    (torch takes either). torch then registers nothing else on the group, which is right
+    only when no other backend shares it ("cpu:gloo,cuda:weft"). The creator's arguments
+    do not say which backends share the group; torch's _new_process_group_helper, the
+    caller, holds them in `backend_config`. Any other caller, or another torch that lacks
+    it, gets the bare backend (named "custom")."""
+    if caller is None or caller.f_code.co_name != "_new_process_group_helper":
+        return None
+    config = caller.f_locals.get("backend_config")
+    get_map = getattr(config, "get_device_backend_map", None)
+    if get_map is None:
+        return None
+    device_backends = get_map()
+    if not device_backends or any(str(b) != BACKEND for b in device_backends.values()):
+        return None
+    return list(device_backends)
 
 
 def cuda_support() -> tuple[bool, str]:
@@ -117,9 +153,10 @@ def _shrunk_groups_registered_as_custom():
     """torch's shrink_group registers the shrunk group's backend as BackendType.GLOO on CPU
     whatever it is (torch 2.15, distributed_c10d._create_shrunk_process_group), and DDP's
     logger, seeing "gloo", casts the backend to ProcessGroupGloo: a segmentation fault
-    when it is weft's. This registers a shrunk weft backend as torch registers weft's other
-    groups (BackendType.CUSTOM, for each device weft serves). Without the private function
-    (another torch) nothing is changed."""
+    when it is weft's. This puts a shrunk weft backend in a group made as weft's other
+    groups are (BackendType.CUSTOM for each device weft serves, the group named "weft"),
+    with the shrunk group's store, bound device, name and description. Without the
+    private function (another torch) nothing is changed."""
     c10d = dist.distributed_c10d
     create = getattr(c10d, "_create_shrunk_process_group", None)
     if create is None or getattr(create, "weft_wrapped", False):
@@ -127,12 +164,17 @@ def _shrunk_groups_registered_as_custom():
 
     def create_shrunk(new_backend, *args, **kwargs):
         pg = create(new_backend, *args, **kwargs)
-        if new_backend.name() == BACKEND:
-            custom = dist.ProcessGroup.BackendType.CUSTOM
-            for device in DEVICES:
-                pg._register_backend(torch.device(device), custom, new_backend)
-            pg._set_default_backend(custom)
-        return pg
+        if new_backend.name() != BACKEND:
+            return pg
+        # Named "weft" as weft's other groups are (_devices_if_weft_alone).
+        named = _C.weft_process_group(pg, new_backend.rank(), new_backend.size(),
+                                      new_backend, DEVICES)
+        named._set_group_name(pg.group_name)
+        named._set_group_desc(pg.group_desc)
+        configs = c10d._world.pg_backend_config
+        if pg in configs:
+            configs[named] = configs.pop(pg)
+        return named
 
     create_shrunk.weft_wrapped = True
     c10d._create_shrunk_process_group = create_shrunk
