@@ -1,6 +1,7 @@
 """weft's groups are named "weft" (pg.name(), DDP's logging), and a group weft shares
-with another backend keeps both. argv[1]: "weft" (every way torch makes a group) or
-"shared" (init with "cpu:gloo,cuda:weft")."""
+with another backend keeps both. argv[1]: "weft" (every way torch makes a group),
+"shared" (init with "cpu:gloo,cuda:weft") or "detail" (TORCH_DISTRIBUTED_DEBUG=DETAIL,
+under which torch checks that the ranks' collectives agree)."""
 import os
 import sys
 
@@ -31,6 +32,23 @@ if mode == "shared":
     print(f"rank {rank}: SHARED-OK", flush=True)
     dist.destroy_process_group()
     sys.exit(0)
+
+if mode == "detail":
+    dist.init_process_group("weft")
+    pg = dist.group.WORLD
+    assert pg.name() == "weft", pg.name()
+    assert isinstance(pg._get_backend(cpu), dist.distributed_c10d._ProcessGroupWrapper)
+    all_reduce_ok(pg)
+    try:  # rank 0 reduces where the others broadcast: the checker names the mismatch
+        if rank == 0:
+            dist.all_reduce(torch.ones(2))
+        else:
+            dist.broadcast(torch.ones(2), src=0)
+        print(f"rank {rank}: MISMATCH-NOT-CAUGHT", flush=True)
+    except RuntimeError as e:
+        assert "mismatch" in str(e).lower(), e
+        print(f"rank {rank}: DETAIL-OK", flush=True)
+    os._exit(0)
 
 dist.init_process_group("weft")
 pg = dist.group.WORLD

@@ -14,3 +14,11 @@ def test_group_shared_with_gloo_keeps_both_backends():
                      timeout=120)
     for rank, (code, out) in enumerate(results):
         assert code == 0 and f"rank {rank}: SHARED-OK" in out, f"rank {rank}:\n{out}"
+
+
+def test_debug_detail_checks_collectives_on_a_weft_group():
+    results = launch("group_name_worker.py", 2, args=["detail"],
+                     env={"WEFT_TIMEOUT": "30", "TORCH_DISTRIBUTED_DEBUG": "DETAIL"},
+                     timeout=120)
+    for rank, (code, out) in enumerate(results):
+        assert code == 0 and f"rank {rank}: DETAIL-OK" in out, f"rank {rank}:\n{out}"
