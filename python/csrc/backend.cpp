@@ -1,5 +1,7 @@
 #include "backend.h"
 
+#include <algorithm>
+
 #include "cuda_path.h"
 #include "errors.h"
 #include "tensors.h"
@@ -35,11 +37,27 @@ void WeftBackend::Issuer::operator()(
 }
 
 void WeftBackend::ApplyTimeout(Timeout timeout, const char* name) {
-  const uint64_t want =
+  uint64_t want =
       timeout.count() > 0 ? static_cast<uint64_t>(timeout.count()) : default_timeout_ms_;
+  // An extension ends when its first operation has completed: checked here, when the
+  // next operation takes its timeout, which is the only time it matters.
+  ephemeral_.erase(std::remove_if(ephemeral_.begin(), ephemeral_.end(),
+                                  [](const Ephemeral& e) {
+                                    if (!e.first) return false;
+                                    auto work = e.first->lock();
+                                    return !work || work->isCompleted();
+                                  }),
+                   ephemeral_.end());
+  for (const Ephemeral& e : ephemeral_) want += e.ms;
   if (want == comm_timeout_ms_) return;
   Check(weftCommSetTimeout(comm_, want), name, comm_);
   comm_timeout_ms_ = want;
+}
+
+void WeftBackend::StartEphemeral(const c10::intrusive_ptr<WeftWork>& work) {
+  for (Ephemeral& e : ephemeral_) {
+    if (!e.first) e.first = c10::weak_intrusive_ptr<WeftWork>(work);
+  }
 }
 
 void WeftBackend::CheckCoalescingDevice(c10::Device device, const char* name) {
@@ -83,6 +101,7 @@ WorkPtr WeftBackend::Launch(OpType type, const char* name, Timeout timeout, c10:
   op.error = std::move(issuer.error);
   if (!point_to_point) ++seq_;
   if (coalescing_) coalesced_.push_back(work);
+  StartEphemeral(work);
   completer_->Push(std::move(op));
   return work;
 }
@@ -118,6 +137,7 @@ WorkPtr WeftBackend::LaunchOnStream(OpType type, const char* name, Timeout timeo
         RecordOnCurrentStream(keep_alive, device);
         CompleteCudaWork(*work);
       });
+      StartEphemeral(work);
       return;
     }
     // Copy-backs are queued on the same stream, after weft's calls.
@@ -125,6 +145,7 @@ WorkPtr WeftBackend::LaunchOnStream(OpType type, const char* name, Timeout timeo
     RecordOnCurrentStream(keep_alive, device);
     work = CompletedCudaWork(rank_, type, std::move(outputs), device);
     work->SetAbortGroup(AbortGroupFn());
+    StartEphemeral(work);
   });
   return work;
 }

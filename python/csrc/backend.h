@@ -64,6 +64,12 @@ class WeftBackend : public c10d::Backend {
   // `timeout` wins for its operation). Each operation keeps the timeout it was issued
   // with (weftCommSetTimeout). Wins over WEFT_TIMEOUT: it is an explicit request.
   void setTimeout(std::chrono::milliseconds timeout) override;
+  // torch's _add_ephemeral_timeout_for_all_pgs (inductor calls it when a cache hit saved
+  // this rank compile time that other ranks may still spend): `timeout` is added to the
+  // timeout of every operation issued from now on, until the first of them completes
+  // (successfully or not). Calls add up; each extension ends with its own first
+  // operation. Operations issued before keep their timeout.
+  void addEphemeralTimeout(const std::chrono::milliseconds& timeout) override;
 
   // Coalescing (torch's _coalescing_manager, batch_isend_irecv): a weft group call
   // (weftGroupStart/End) from startCoalescing to endCoalescing, on the calling thread.
@@ -117,6 +123,12 @@ class WeftBackend : public c10d::Backend {
   // (parent ranks, sorted by torch), rendezvous in the child's store as at init; only
   // the members call it (nullptr for a rank not in `ranks`, as gloo does).
   bool supportsSplitting() const override { return true; }
+  // torch's ProcessGroup.merge_remote_group (groups of separate jobs joining into one):
+  // a new communicator of `size` ranks met in `store`, this process at `rank` (torch
+  // numbers the callers in the store's order of arrival).
+  c10::intrusive_ptr<c10d::Backend> merge(const c10::intrusive_ptr<c10d::Store>& store,
+                                          const c10::intrusive_ptr<Options>& opts,
+                                          const int& rank, const int& size) override;
   // torch's shrink_group: weftCommShrink (torch's SHRINK_DEFAULT/SHRINK_ABORT are weft's
   // flag values). Every remaining rank calls it; this group stays as it was (aborted,
   // with SHRINK_ABORT) and is destroyed by torch as usual.
@@ -202,6 +214,11 @@ class WeftBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors,
                                                int tag) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+  // torch's monitored_barrier, as gloo defines it (monitored_barrier.cpp): rank 0 names
+  // the ranks that did not arrive within `opts.timeout` (the first, or all of them with
+  // `wait_all_ranks`); the others fail when rank 0 does not release them. Blocking. A
+  // failure leaves the group failed, as any weft timeout does.
+  void monitoredBarrier(const c10d::BarrierOptions& opts, bool wait_all_ranks) override;
 
  private:
   // Issues the weft calls of one operation; stops at the first call that fails. Each
@@ -256,7 +273,12 @@ class WeftBackend : public c10d::Backend {
   void RequireComm(const char* name);
   // Requires issue_mu_. Gives comm_ the timeout of the operation about to be issued
   // (weftCommSetTimeout), when it differs from the one it has.
+  // The extensions of addEphemeralTimeout whose first operation has not completed are
+  // added to it.
   void ApplyTimeout(Timeout timeout, const char* name);
+  // Requires issue_mu_. `work` is the first operation of the extensions still waiting
+  // for one (called once the operation is issued).
+  void StartEphemeral(const c10::intrusive_ptr<WeftWork>& work);
   // What a Work's abort() calls: abort() on this backend if it still exists (a weak
   // reference: a Work may outlive its group).
   std::function<void()> AbortGroupFn();
@@ -297,6 +319,13 @@ class WeftBackend : public c10d::Backend {
   // gave the communicator), then setTimeout's (issue_mu_).
   uint64_t default_timeout_ms_ = 0;
   uint64_t comm_timeout_ms_ = 0;  // the one comm_ has now (issue_mu_)
+  struct Ephemeral {
+    uint64_t ms = 0;
+    // The first operation issued after the extension; empty until there is one. Weak:
+    // the completer holds a Work until it completes, so a Work gone has completed.
+    std::optional<c10::weak_intrusive_ptr<WeftWork>> first;
+  };
+  std::vector<Ephemeral> ephemeral_;  // addEphemeralTimeout's, not yet ended (issue_mu_)
   weftComm_t comm_ = nullptr;
   bool aborted_ = false;  // abort() ran (issue_mu_)
   std::string name_;      // the communicator's name ("" for none), for reconfigure

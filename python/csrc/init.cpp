@@ -96,6 +96,14 @@ void WeftBackend::setTimeout(std::chrono::milliseconds timeout) {
   default_timeout_ms_ = static_cast<uint64_t>(timeout.count());
 }
 
+void WeftBackend::addEphemeralTimeout(const std::chrono::milliseconds& timeout) {
+  TORCH_CHECK_VALUE(timeout.count() >= 0, "weft _add_ephemeral_timeout: rank ", rank_,
+                    ": the extension must not be negative (got ", timeout.count(), " ms)");
+  if (timeout.count() == 0) return;
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  ephemeral_.push_back(Ephemeral{static_cast<uint64_t>(timeout.count()), std::nullopt});
+}
+
 std::function<void()> WeftBackend::AbortHooksFn() {
   c10::weak_intrusive_ptr<WeftBackend> weak(
       c10::intrusive_ptr<WeftBackend>::unsafe_reclaim_from_nonowning(this));
@@ -293,6 +301,17 @@ c10::intrusive_ptr<c10d::Backend> WeftBackend::split(const c10::intrusive_ptr<c1
   // torch calls split on the members only.
   return c10::make_intrusive<WeftBackend>(store, static_cast<int>(it - ranks.begin()),
                                           static_cast<int>(ranks.size()), timeout, name);
+}
+
+c10::intrusive_ptr<c10d::Backend> WeftBackend::merge(const c10::intrusive_ptr<c10d::Store>& store,
+                                                     const c10::intrusive_ptr<Options>& opts,
+                                                     const int& rank, const int& size) {
+  TORCH_CHECK_VALUE(size > 0 && rank >= 0 && rank < size, "weft merge_remote_group: rank ",
+                    rank_, " was given rank ", rank, " of a merged group of ", size,
+                    " (more processes joined the store than that size)");
+  auto timeout = opts ? opts->timeout : timeout_;
+  std::string name = opts && !opts->group_name.empty() ? "weft:" + opts->group_name : "";
+  return c10::make_intrusive<WeftBackend>(store, rank, size, timeout, name);
 }
 
 c10::intrusive_ptr<c10d::Backend> CreateWeftBackend(const c10::intrusive_ptr<c10d::Store>& store,

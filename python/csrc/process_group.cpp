@@ -10,24 +10,34 @@ class NamedProcessGroup final : public c10d::ProcessGroup {
   using c10d::ProcessGroup::ProcessGroup;
   const std::string getBackendName() const override { return "weft"; }
 
-  // torch's split_group: torch's split makes a plain ProcessGroup from the backends'
-  // splits; the split of a weft group is named as its parent is.
+  // torch's split_group and merge_remote_group make a plain ProcessGroup of the
+  // backends' splits or merges; those of a weft group are named as it is.
   c10::intrusive_ptr<c10d::ProcessGroup> splitGroup(
       const std::vector<int>& ranks, const std::optional<std::chrono::milliseconds>& timeout,
       const std::optional<c10::intrusive_ptr<c10d::Backend::Options>>& opts,
       const std::optional<std::string>& name, const std::optional<std::string>& groupDesc,
       const std::optional<std::vector<c10::Device>>& devices) override {
     auto split = c10d::ProcessGroup::splitGroup(ranks, timeout, opts, name, groupDesc, devices);
-    if (!split) return split;  // this rank is not in the split
-    auto named = c10::make_intrusive<NamedProcessGroup>(split->getStore(), split->getRank(),
-                                                        split->getSize());
-    named->setBoundDeviceId(split->getBoundDeviceId());
-    // Every device of a weft group is weft's (BackendType::CUSTOM); the split keeps a subset.
-    for (const auto& device : split->getDeviceTypes())
-      named->setBackend(device.type(), BackendType::CUSTOM, split->getBackend(device.type()));
-    named->setDefaultBackend(split->getBackendType());
-    named->setGroupName(split->getGroupName());
-    named->setGroupDesc(split->getGroupDesc());
+    return split ? Named(*split) : split;  // null: this rank is not in the split
+  }
+  c10::intrusive_ptr<c10d::ProcessGroup> mergeRemoteGroup(const c10::intrusive_ptr<c10d::Store>& store,
+                                                          const MergeOptions& opts,
+                                                          const int& size) override {
+    return Named(*c10d::ProcessGroup::mergeRemoteGroup(store, opts, size));
+  }
+
+ private:
+  // `group` as a NamedProcessGroup. Every device of a weft group is weft's
+  // (BackendType::CUSTOM); a split may keep a subset of them.
+  static c10::intrusive_ptr<c10d::ProcessGroup> Named(c10d::ProcessGroup& group) {
+    auto named = c10::make_intrusive<NamedProcessGroup>(group.getStore(), group.getRank(),
+                                                        group.getSize());
+    named->setBoundDeviceId(group.getBoundDeviceId());
+    for (const auto& device : group.getDeviceTypes())
+      named->setBackend(device.type(), BackendType::CUSTOM, group.getBackend(device.type()));
+    named->setDefaultBackend(group.getBackendType());
+    named->setGroupName(group.getGroupName());
+    named->setGroupDesc(group.getGroupDesc());
     return named;
   }
 };

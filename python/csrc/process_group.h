@@ -10,7 +10,8 @@ namespace weft_torch {
 // torch names a ProcessGroup after its default backend's BackendType, and every
 // out-of-tree backend's type is CUSTOM: pg.name() and DDP's logging ("backend_name") say
 // "custom" where gloo's groups say "gloo". This group says "weft" and is otherwise torch's
-// own: collectives dispatch through torch's ops to the registered backend.
+// own: collectives dispatch through torch's ops to the registered backend. Its
+// split_group and merge_remote_group groups are named "weft" too.
 //
 // Made from `like` (the ProcessGroup torch built for the group: its store and bound
 // device), with `backend` registered as BackendType::CUSTOM for each of `devices` and
