@@ -5,10 +5,9 @@ from launch import launch
 
 
 def run(mode):
-    # Without torch's flight-recorder dump on a failure (about 4 s of the failing call's
-    # time on a 2-core VM), the times below are weft's.
+    # launch() turns torch's flight-recorder dump on failure off: the times are weft's.
     results = launch("monitored_barrier_worker.py", 3, args=[mode],
-                     env={"WEFT_TIMEOUT": "30", "TORCH_FR_DUMP_ON_TIMEOUT": "0"}, timeout=120)
+                     env={"WEFT_TIMEOUT": "30"}, timeout=120)
     assert all(code == 0 for code, _ in results), results
     return [out for _, out in results]
 
