@@ -181,6 +181,9 @@ WorkPtr WeftBackend::AllReduceMany(std::vector<at::Tensor>& tensors, const c10d:
 
 WorkPtr WeftBackend::allreduce(std::vector<at::Tensor>& tensors,
                                const c10d::AllreduceOptions& opts) {
+  // torch hands sparse CPU tensors to allreduce, as gloo expects.
+  if (tensors.size() == 1 && tensors[0].defined() && tensors[0].is_sparse())
+    return allreduce_sparse(tensors, opts);
   Single(tensors, "allreduce");
   return AllReduceMany(tensors, opts.reduceOp, OpType::ALLREDUCE, opts.timeout);
 }

@@ -167,6 +167,11 @@ class WeftBackend : public c10d::Backend {
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                            const c10d::BroadcastOptions& opts) override;
+  // A sparse COO tensor (CPU) is summed as gloo sums one (sparse.cpp): the ranks'
+  // indices and values are all-gathered and coalesced, and the tensor takes the result
+  // in place (its nnz changes). SUM only; allreduce_sparse is the same call.
+  c10::intrusive_ptr<c10d::Work> allreduce_sparse(std::vector<at::Tensor>& tensors,
+                                                  const c10d::AllreduceOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
                                            const c10d::AllreduceOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> allreduce_coalesced(

@@ -110,6 +110,25 @@ def add_allreduce_cases():
             same(g, want, "allreduce_coalesced")
     case("allreduce/coalesced", coalesced)
 
+    def sparse(dense_dims, empty_rank):
+        def run():
+            # Ranks share some indices (summed) and hold others alone; one rank may have
+            # none. 2 sparse dimensions, with or without a dense one.
+            g = torch.Generator().manual_seed(1000 + RANK)
+            nnz = 0 if RANK == empty_rank else 5 + RANK
+            idx = torch.randint(0, 6, (2, nnz), generator=g)
+            val = torch.randn((nnz, 3) if dense_dims else (nnz,), generator=g)
+            size = (6, 6, 3) if dense_dims else (6, 6)
+            x = torch.sparse_coo_tensor(idx, val, size)
+            got, want = x.clone(), x.clone()
+            dist.all_reduce(got, group=WEFT)
+            dist.all_reduce(want, group=GLOO)
+            assert got.is_sparse, got.layout
+            same(got.to_dense(), want.to_dense(), "sparse allreduce")
+        return run
+    case("allreduce/sparse", sparse(False, -1))
+    case("allreduce/sparse_dense_dim_one_rank_empty", sparse(True, 1))
+
     def refusals():
         for bad, exc, word in ((torch.ones(3, dtype=torch.bool), ValueError, "bool"),
                                (torch.ones(3, dtype=torch.int16), TypeError, "Short")):

@@ -44,7 +44,7 @@ class TestDistBackendWithSpawn(TestDistBackend, DistributedTest._DistTestBase):
 # Tests the suite gates on gloo's literal name when its module is imported (a skip mark
 # with one of GATE_REASONS), for what weft offers as gloo does: coalesced allreduce,
 # object collectives, DDP's no_sync, Work.get_future, batched send/recv with tags,
-# barrier timeouts. They run on weft too. expected_skips.txt names the gated tests that stay skipped, and why.
+# barrier timeouts, monitored barriers, sparse all-reduce. They run on weft too. expected_skips.txt names the gated tests that stay skipped, and why.
 UNGATED = (
     "test_all_reduce_coalesced_full_group_max",
     "test_all_reduce_coalesced_full_group_min",
@@ -64,12 +64,19 @@ UNGATED = (
     "test_barrier_timeout_global",
     "test_barrier_timeout_group",
     "test_barrier_timeout_full_group",
+    "test_monitored_barrier_gloo",
+    "test_monitored_barrier_gloo_subgroup",
+    "test_monitored_barrier_gloo_rank_0_timeout",
+    "test_monitored_barrier_failure_order",
+    "test_monitored_barrier_wait_all_ranks",
+    "test_sparse_all_reduce_sum",
 )
 GATE_REASONS = (
     "Test requires backend weft to be one of",
     "get_future is only supported on mpi, nccl and gloo",
     "GLOO Batch Send Recv CPU",
     "Only gloo backend supports timeouts",
+    "Only Gloo backend supports sparse all reduce",
 )
 
 
