@@ -273,6 +273,11 @@ class WeftBackend : public c10d::Backend {
   // Requires issue_mu_. Inside startCoalescing/endCoalescing every op must be on the
   // device of the first (one Work for the batch, CPU-style or stream-ordered).
   void CheckCoalescingDevice(c10::Device device, const char* name);
+  // For the calls that wait for their own operations (sparse all-reduce, monitored
+  // barrier): refused inside a coalesced batch, whose operations a wait cannot end; and
+  // inside a time estimate, where nothing runs, which it ends (as an op that cannot be
+  // estimated does). Takes issue_mu_.
+  void RequireOutsideBatch(const char* name);
   // Requires issue_mu_. Throws, naming `name` and why, when there is no communicator
   // (never formed, aborted, shut down, or the last reconfigure failed).
   void RequireComm(const char* name);

@@ -25,6 +25,19 @@ float WeftBackend::endTimeEstimate() {
   return static_cast<float>(us);
 }
 
+void WeftBackend::RequireOutsideBatch(const char* name) {
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  if (estimating_) {
+    estimating_ = false;  // as in Estimated: torch will not end it after a throw
+    double dropped = 0;
+    (void)weftGroupSimulateEnd(&dropped);
+    ThrowBackendError(c10::str("weft ", name, ": rank ", rank_, " cannot estimate it (it waits "
+                               "for its own operations; the time estimate is ended)"));
+  }
+  TORCH_CHECK(!coalescing_, "weft ", name, ": rank ", rank_, " is inside a coalesced batch, "
+              "and this call waits for its own operations (end the batch first)");
+}
+
 c10::intrusive_ptr<c10d::Work> WeftBackend::Estimated(c10d::OpType type, const char* name,
                                                       const std::function<void(Issuer&)>& issue) {
   std::lock_guard<std::mutex> lock(issue_mu_);

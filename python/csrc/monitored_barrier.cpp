@@ -50,6 +50,7 @@ std::pair<std::vector<int>, std::string> Failed(
 }  // namespace
 
 void WeftBackend::monitoredBarrier(const c10d::BarrierOptions& opts, bool wait_all_ranks) {
+  RequireOutsideBatch("monitored_barrier");
   if (size_ == 1) return;
   // One int per message, as gloo sends: the contents are not read.
   auto message = [] { return at::zeros({1}, at::kInt); };

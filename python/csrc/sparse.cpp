@@ -20,6 +20,7 @@ c10::intrusive_ptr<c10d::Work> WeftBackend::allreduce_sparse(
   TORCH_CHECK_VALUE(opts.reduceOp == c10d::ReduceOp::SUM, "weft allreduce (sparse): rank ",
                     rank_, ": sparse tensors are summed only (ReduceOp.SUM), as with gloo");
 
+  RequireOutsideBatch("allreduce (sparse)");
   const at::Tensor local = t.coalesce();
   const at::Tensor indices = local._indices().contiguous();  // [sparse dims, nnz], int64
   const at::Tensor values = local._values().contiguous();    // [nnz, dense sizes...]

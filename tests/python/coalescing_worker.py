@@ -42,6 +42,18 @@ try:
 except RuntimeError as e:
     assert f"weft endCoalescing: rank {rank} has no startCoalescing" in str(e), e
 
+# Calls that wait for their own operations are refused inside a batch, which stays usable.
+pg._start_coalescing(torch.device("cpu"))
+for name, call in (("monitored_barrier", lambda: dist.monitored_barrier()),
+                   ("allreduce (sparse)",
+                    lambda: dist.all_reduce(torch.sparse_coo_tensor([[0]], [1.0], (2,))))):
+    try:
+        call()
+        print(f"rank {rank}: {name.upper()}-IN-BATCH-ACCEPTED", flush=True)
+    except RuntimeError as e:
+        assert f"weft {name}: rank {rank} is inside a coalesced batch" in str(e), e
+pg._end_coalescing(torch.device("cpu")).wait()
+
 dist.barrier()
 dist.destroy_process_group()
 print(f"rank {rank}: COALESCING-OK", flush=True)

@@ -43,6 +43,13 @@ try:
     raise AssertionError("recv from any source was estimated")
 except RuntimeError as e:
     assert "recvAnysource" in str(e), e
+# Nor has a sparse all-reduce, which waits for its own all-gathers.
+try:
+    with dist._time_estimator():
+        dist.all_reduce(torch.sparse_coo_tensor([[0]], [1.0], (2,)))
+    raise AssertionError("a sparse all-reduce was estimated")
+except RuntimeError as e:
+    assert "weft allreduce (sparse)" in str(e) and "time estimate is ended" in str(e), e
 dist.barrier()
 print(f"rank {rank}: ESTIMATE-OK {one_small:.1f} {one_large:.1f} us", flush=True)
 dist.destroy_process_group()
