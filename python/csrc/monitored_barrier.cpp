@@ -69,15 +69,8 @@ void WeftBackend::monitoredBarrier(const c10d::BarrierOptions& opts, bool wait_a
 
   if (rank_ != 0) {
     try {
-      std::map<int, c10::intrusive_ptr<c10d::Work>> works;
-      works[0] = post(c10d::OpType::SEND, message(), 0, kArrivedTag, c10d::kUnsetTimeout);
-      auto [failed, error] = Failed(works);
-      if (failed.empty()) {
-        works[0] = post(c10d::OpType::RECV, message(), 0, kReleasedTag, c10d::kUnsetTimeout);
-        std::tie(failed, error) = Failed(works);
-      }
-      if (failed.empty()) return;
-      throw std::runtime_error(error);
+      post(c10d::OpType::SEND, message(), 0, kArrivedTag, c10d::kUnsetTimeout)->wait();
+      post(c10d::OpType::RECV, message(), 0, kReleasedTag, c10d::kUnsetTimeout)->wait();
     } catch (const std::exception& e) {
       C10_THROW_ERROR(DistBackendError,
                       c10::str("weft monitored_barrier: Rank ", rank_,
@@ -85,6 +78,7 @@ void WeftBackend::monitoredBarrier(const c10d::BarrierOptions& opts, bool wait_a
                                "while waiting for send/recv from rank 0 (rank 0's error names "
                                "the rank that failed): ", e.what()));
     }
+    return;
   }
 
   Timeout timeout = opts.timeout;

@@ -1,6 +1,9 @@
 #include "process_group.h"
 
+#include <optional>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace weft_torch {
 namespace {
@@ -27,18 +30,33 @@ class NamedProcessGroup final : public c10d::ProcessGroup {
   }
 
  private:
-  // `group` as a NamedProcessGroup. Every device of a weft group is weft's
-  // (BackendType::CUSTOM); a split may keep a subset of them.
+  // `group` as a NamedProcessGroup, with its store, rank, size, bound device, backends,
+  // name and description. A split may keep a subset of the parent's devices.
   static c10::intrusive_ptr<c10d::ProcessGroup> Named(c10d::ProcessGroup& group) {
-    auto named = c10::make_intrusive<NamedProcessGroup>(group.getStore(), group.getRank(),
-                                                        group.getSize());
-    named->setBoundDeviceId(group.getBoundDeviceId());
+    std::vector<std::pair<c10::DeviceType, c10::intrusive_ptr<c10d::Backend>>> backends;
     for (const auto& device : group.getDeviceTypes())
-      named->setBackend(device.type(), BackendType::CUSTOM, group.getBackend(device.type()));
-    named->setDefaultBackend(group.getBackendType());
+      backends.emplace_back(device.type(), group.getBackend(device.type()));
+    auto named = Make(group.getStore(), group.getRank(), group.getSize(),
+                      group.getBoundDeviceId(), backends);
     named->setGroupName(group.getGroupName());
     named->setGroupDesc(group.getGroupDesc());
     return named;
+  }
+
+ public:
+  // A group named "weft" with each device's backend registered as BackendType::CUSTOM
+  // (every device of a weft group is weft's), and CUSTOM the default.
+  static c10::intrusive_ptr<NamedProcessGroup> Make(
+      const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+      std::optional<at::Device> bound_device,
+      const std::vector<std::pair<c10::DeviceType, c10::intrusive_ptr<c10d::Backend>>>& backends) {
+    auto pg = c10::make_intrusive<NamedProcessGroup>(store, rank, size);
+    // Bound before the backends are registered: setBackend hands the bound device to them.
+    pg->setBoundDeviceId(bound_device);
+    for (const auto& [device, backend] : backends)
+      pg->setBackend(device, BackendType::CUSTOM, backend);
+    pg->setDefaultBackend(BackendType::CUSTOM);
+    return pg;
   }
 };
 
@@ -49,13 +67,9 @@ c10::intrusive_ptr<c10d::ProcessGroup> WeftProcessGroup(
     const c10::intrusive_ptr<c10d::Backend>& backend, const std::vector<std::string>& devices) {
   if (!like || !backend) throw std::invalid_argument("weft: WeftProcessGroup needs a group and a backend");
   if (devices.empty()) throw std::invalid_argument("weft: WeftProcessGroup needs at least one device");
-  auto pg = c10::make_intrusive<NamedProcessGroup>(like->getStore(), rank, size);
-  // Bound before the backend is registered: setBackend hands the bound device to it.
-  pg->setBoundDeviceId(like->getBoundDeviceId());
-  constexpr auto kCustom = c10d::ProcessGroup::BackendType::CUSTOM;
-  for (const auto& device : devices) pg->setBackend(c10::Device(device).type(), kCustom, backend);
-  pg->setDefaultBackend(kCustom);
-  return pg;
+  std::vector<std::pair<c10::DeviceType, c10::intrusive_ptr<c10d::Backend>>> backends;
+  for (const auto& device : devices) backends.emplace_back(c10::Device(device).type(), backend);
+  return NamedProcessGroup::Make(like->getStore(), rank, size, like->getBoundDeviceId(), backends);
 }
 
 }  // namespace weft_torch
